@@ -1,0 +1,325 @@
+/// An incremental HTTP/1.x request parser: bytes in, requests out (RFC 9112).
+///
+/// Pure and bounded: it never reads past `HTTPLimits`, never re-scans bytes it has already
+/// examined, and keeps no more than one request's head plus its body in memory. Pipelined
+/// requests come out one `next()` at a time.
+public struct HTTPRequestParser: Sendable {
+    private struct Head: Sendable {
+        var method: HTTPMethod
+        var target: String
+        var minorVersion: Int
+        var headers: HTTPHeaders
+        var expectsContinue: Bool
+    }
+
+    private enum ChunkState: Sendable {
+        case sizeLine
+        case data(remaining: Int)
+        case dataEnd
+        case trailers(bytes: Int)
+    }
+
+    private enum Phase: Sendable {
+        case head(scanned: Int)
+        case fixedBody(Head, length: Int)
+        case chunked(Head, ChunkState, body: [UInt8])
+    }
+
+    /// The limits this parser enforces.
+    public let limits: HTTPLimits
+    private var storage: [UInt8] = []
+    private var start = 0
+    private var phase: Phase = .head(scanned: 0)
+
+    /// A parser with the given limits.
+    public init(limits: HTTPLimits = HTTPLimits()) {
+        self.limits = limits
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compactIfWorthIt()
+        storage.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// Bytes received but not yet consumed by a returned request.
+    public var bufferedByteCount: Int { storage.count - start }
+
+    /// True while part of a request has arrived (its first bytes, its head, or part of its body).
+    public var hasPartialRequest: Bool {
+        if case .head = phase { return bufferedByteCount > 0 }
+        return true
+    }
+
+    /// True while the request line and headers of the next request are still arriving.
+    public var isReadingHead: Bool {
+        if case .head = phase { return true }
+        return false
+    }
+
+    /// True when the head is complete, asked for `Expect: 100-continue`, and the body is pending.
+    public var isAwaitingContinue: Bool {
+        switch phase {
+        case .head: false
+        case .fixedBody(let head, let length): head.expectsContinue && bufferedByteCount < length
+        case .chunked(let head, let state, let body):
+            if case .sizeLine = state { head.expectsContinue && body.isEmpty && bufferedByteCount == 0 } else { false }
+        }
+    }
+
+    /// Returns the next complete request, nil when more bytes are needed, or throws when the
+    /// input cannot be a valid request (the connection must then be answered and closed).
+    public mutating func next() throws(HTTPParseError) -> HTTPRequest? {
+        while true {
+            switch phase {
+            case .head(let scanned):
+                guard let head = try parseHead(scanned: scanned) else { return nil }
+                if let request = head { return request }
+            case .fixedBody(let head, let length):
+                guard bufferedByteCount >= length else { return nil }
+                let body = Array(storage[start..<start + length])
+                start += length
+                phase = .head(scanned: start)
+                return request(head, body)
+            case .chunked(let head, let state, let body):
+                phase = .head(scanned: 0)  // release `phase`'s reference so appends do not copy
+                guard let complete = try decodeChunks(head, state, body) else { return nil }
+                phase = .head(scanned: start)
+                return request(head, complete)
+            }
+        }
+    }
+
+    // MARK: - Head
+
+    /// nil: need more bytes. `.some(nil)`: the head was consumed and a body phase began.
+    /// `.some(request)`: a request without a body.
+    private mutating func parseHead(scanned: Int) throws(HTTPParseError) -> HTTPRequest?? {
+        // RFC 9112 §2.2: ignore empty lines before the request line.
+        while bufferedByteCount >= 2 && storage[start] == 13 && storage[start + 1] == 10 { start += 2 }
+        if bufferedByteCount == 1 && storage[start] == 10 { start += 1 }
+        var index = max(scanned - 3, start)
+        let end = storage.count
+        var terminator: Int?
+        while index + 3 < end {
+            if storage[index + 3] != 10 { index += storage[index + 3] == 13 ? 1 : 4; continue }
+            if storage[index] == 13 && storage[index + 1] == 10 && storage[index + 2] == 13 {
+                terminator = index
+                break
+            }
+            index += 1
+        }
+        guard let terminator else {
+            if bufferedByteCount > limits.maxHeadBytes { throw .headTooLarge }
+            phase = .head(scanned: max(end, start))
+            return nil
+        }
+        let headEnd = terminator + 4
+        if headEnd - start > limits.maxHeadBytes { throw .headTooLarge }
+        let head = try Self.parseHeadBytes(storage[start..<terminator], limits: limits)
+        start = headEnd
+        let framing = try Self.framing(of: head.headers, limits: limits)
+        switch framing {
+        case .none:
+            phase = .head(scanned: start)
+            return .some(request(head, []))
+        case .length(let length):
+            phase = .fixedBody(head, length: length)
+            return .some(nil)
+        case .chunked:
+            phase = .chunked(head, .sizeLine, body: [])
+            return .some(nil)
+        }
+    }
+
+    private enum Framing { case none, length(Int), chunked }
+
+    private static func framing(of headers: HTTPHeaders, limits: HTTPLimits) throws(HTTPParseError) -> Framing {
+        let encodings = headers.values("Transfer-Encoding")
+        let lengths = headers.values("Content-Length")
+        if !encodings.isEmpty {
+            if !lengths.isEmpty { throw .conflictingFraming }
+            let codings = encodings.flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces().lowercasedASCII() }
+            guard codings == ["chunked"] else { throw .unsupportedTransferEncoding }
+            return .chunked
+        }
+        guard !lengths.isEmpty else { return .none }
+        var value: Int?
+        for item in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            let digits = item.trimmingSpaces()
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }) else {
+                throw .malformed("invalid Content-Length")
+            }
+            guard digits.utf8.count <= 15, let parsed = Int(digits) else { throw .bodyTooLarge }
+            if let value, value != parsed { throw .malformed("conflicting Content-Length values") }
+            value = parsed
+        }
+        let length = value ?? 0
+        if length > limits.maxBodyBytes { throw .bodyTooLarge }
+        return length == 0 ? .none : .length(length)
+    }
+
+    private static func parseHeadBytes(_ bytes: ArraySlice<UInt8>, limits: HTTPLimits) throws(HTTPParseError) -> Head {
+        var lines: [ArraySlice<UInt8>] = []
+        var lineStart = bytes.startIndex
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes[index] == 13 {
+                guard index + 1 < bytes.endIndex, bytes[index + 1] == 10 else { throw .malformed("bare CR in head") }
+                lines.append(bytes[lineStart..<index])
+                index += 2
+                lineStart = index
+                continue
+            }
+            if bytes[index] == 10 { throw .malformed("bare LF in head") }
+            index += 1
+        }
+        lines.append(bytes[lineStart..<bytes.endIndex])
+        guard let requestLine = lines.first else { throw .malformed("empty request") }
+        if lines.count - 1 > limits.maxHeaderCount { throw .tooManyHeaders }
+
+        let parts = requestLine.split(separator: 32, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw .malformed("malformed request line") }
+        guard !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte) else { throw .malformed("invalid method") }
+        let target = parts[1]
+        guard !target.isEmpty, target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 > 32 && $0 < 127 }) else {
+            throw .malformed("invalid request target")
+        }
+        let minor: Int
+        switch Array(parts[2]) {
+        case Array("HTTP/1.1".utf8): minor = 1
+        case Array("HTTP/1.0".utf8): minor = 0
+        case let version where version.count == 8 && version.starts(with: "HTTP/".utf8)
+            && (48...57).contains(version[5]) && version[6] == UInt8(ascii: ".") && (48...57).contains(version[7]):
+            throw .unsupportedVersion
+        default: throw .malformed("invalid HTTP version")
+        }
+
+        var headers = HTTPHeaders()
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw .malformed("header line without ':'") }
+            let name = line[line.startIndex..<colon]
+            // RFC 9112 §5.1: no whitespace between name and colon; §5.2: obs-fold is rejected.
+            guard !name.isEmpty, name.allSatisfy(isTokenByte) else { throw .malformed("invalid header name") }
+            var value = line[(colon + 1)...]
+            while let first = value.first, first == 32 || first == 9 { value.removeFirst() }
+            while let last = value.last, last == 32 || last == 9 { value.removeLast() }
+            guard value.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("invalid header value") }
+            headers.add(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+        }
+        if minor == 1 && headers.values("Host").count != 1 { throw .malformed("HTTP/1.1 request needs exactly one Host header") }
+        let expectsContinue: Bool
+        if let expect = headers["Expect"] {
+            guard expect.lowercasedASCII() == "100-continue" else { throw .malformed("unsupported Expect") }
+            expectsContinue = minor == 1
+        } else {
+            expectsContinue = false
+        }
+        return Head(method: HTTPMethod(rawValue: String(decoding: parts[0], as: UTF8.self)),
+                    target: String(decoding: target, as: UTF8.self), minorVersion: minor,
+                    headers: headers, expectsContinue: expectsContinue)
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    // MARK: - Chunked body (RFC 9112 §7.1)
+
+    /// Decodes as far as the buffer allows; nil means more bytes are needed (state saved in `phase`).
+    private mutating func decodeChunks(_ head: Head, _ initial: ChunkState, _ initialBody: [UInt8]) throws(HTTPParseError) -> [UInt8]? {
+        var state = initial
+        var body = initialBody
+        while true {
+            switch state {
+            case .sizeLine:
+                guard let lineEnd = findCRLF(from: start, limit: limits.maxChunkLineBytes) else {
+                    if bufferedByteCount > limits.maxChunkLineBytes { throw .malformed("chunk size line too long") }
+                    phase = .chunked(head, state, body: body)
+                    return nil
+                }
+                let sizePart = storage[start..<lineEnd].prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 32 && $0 != 9 }
+                guard !sizePart.isEmpty, sizePart.allSatisfy(Self.isHexDigit) else { throw .malformed("invalid chunk size") }
+                guard sizePart.count <= 8, let size = Int(String(decoding: sizePart, as: UTF8.self), radix: 16) else {
+                    throw .bodyTooLarge
+                }
+                start = lineEnd + 2
+                if size == 0 {
+                    state = .trailers(bytes: 0)
+                } else {
+                    if body.count + size > limits.maxBodyBytes { throw .bodyTooLarge }
+                    state = .data(remaining: size)
+                }
+            case .data(let remaining):
+                let available = min(remaining, bufferedByteCount)
+                body.append(contentsOf: storage[start..<start + available])
+                start += available
+                if available < remaining {
+                    phase = .chunked(head, .data(remaining: remaining - available), body: body)
+                    return nil
+                }
+                state = .dataEnd
+            case .dataEnd:
+                guard bufferedByteCount >= 2 else {
+                    phase = .chunked(head, state, body: body)
+                    return nil
+                }
+                guard storage[start] == 13 && storage[start + 1] == 10 else { throw .malformed("chunk data not followed by CRLF") }
+                start += 2
+                state = .sizeLine
+            case .trailers(let seen):
+                guard let lineEnd = findCRLF(from: start, limit: limits.maxHeadBytes - seen) else {
+                    if seen + bufferedByteCount > limits.maxHeadBytes { throw .headTooLarge }
+                    phase = .chunked(head, state, body: body)
+                    return nil
+                }
+                let length = lineEnd - start
+                start = lineEnd + 2
+                if length == 0 { return body }
+                state = .trailers(bytes: seen + length + 2)
+            }
+        }
+    }
+
+    private func findCRLF(from: Int, limit: Int) -> Int? {
+        var index = from
+        let end = min(storage.count - 1, from + limit + 1)
+        while index < end {
+            if storage[index] == 13 && storage[index + 1] == 10 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+    }
+
+    // MARK: - Buffer
+
+    private func request(_ head: Head, _ body: [UInt8]) -> HTTPRequest {
+        HTTPRequest(method: head.method, target: head.target, minorVersion: head.minorVersion, headers: head.headers, body: body)
+    }
+
+    private mutating func compactIfWorthIt() {
+        if start == storage.count {
+            storage.removeAll(keepingCapacity: true)
+            if case .head = phase { phase = .head(scanned: 0) }
+            start = 0
+        } else if start > 4096 && start * 2 > storage.count {
+            storage.removeFirst(start)
+            if case .head(let scanned) = phase { phase = .head(scanned: max(0, scanned - start)) }
+            start = 0
+        }
+    }
+}

@@ -1,0 +1,34 @@
+/// Collects routes at setup time; `build()` freezes them into an immutable `RouteTable`
+/// (setup builds, run time reads).
+public struct Router: Sendable {
+    private var routes: [String: [HTTPMethod: HTTPHandler]] = [:]
+    private var fallback: HTTPHandler?
+
+    /// An empty router.
+    public init() {}
+
+    /// Routes `method` on the exact path `path` to `handler`. A GET route also answers HEAD.
+    public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: HTTPHandler) {
+        routes[path, default: [:]][method] = handler
+    }
+
+    /// Routes `method path` to a handler that runs on the I/O thread.
+    public mutating func add(_ method: HTTPMethod, _ path: String, immediate: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        add(method, path, .immediate(immediate))
+    }
+
+    /// Routes `method path` to a handler that runs as a task.
+    public mutating func add(_ method: HTTPMethod, _ path: String, deferred: @escaping @Sendable (HTTPRequest) async throws -> HTTPResponse) {
+        add(method, path, .deferred(deferred))
+    }
+
+    /// Answers requests for unknown paths (default: plain-text 404).
+    public mutating func setNotFound(_ handler: HTTPHandler) {
+        fallback = handler
+    }
+
+    /// The immutable table the server reads at run time.
+    public func build() -> RouteTable {
+        RouteTable(routes: routes, notFound: fallback)
+    }
+}

@@ -1,0 +1,215 @@
+import CMiniHTTP
+import Glibc
+
+/// One client connection's state machine. Confined to its event loop's thread.
+///
+/// reading → (request parsed) → handling → (response queued) → writing → reading | closed.
+/// Only one request is handled at a time, so pipelined responses leave in request order.
+final class Connection {
+    enum State { case reading, handling, writing, closed }
+
+    let id: UInt64
+    let fd: Int32
+    unowned let loop: EventLoop
+    var parser: HTTPRequestParser
+    var state: State = .reading
+    /// Epoll events currently registered.
+    var interest: UInt32 = MH_EPOLLIN
+    /// Bytes queued for the client and how many of them have gone.
+    var output: [UInt8] = []
+    var outputSent = 0
+    /// The client shut down its sending side; answer what is complete, then close.
+    var peerClosedInput = false
+    /// Whether the connection closes once the current response is written.
+    var closeAfterResponse = false
+    var continueSent = false
+    /// Monotonic times (ns): the current request's first byte, and the last progress.
+    var requestStarted: UInt64?
+    var lastActivity: UInt64
+
+    init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, now: UInt64) {
+        self.id = id
+        self.fd = fd
+        self.loop = loop
+        self.parser = HTTPRequestParser(limits: limits)
+        self.lastActivity = now
+    }
+
+    /// Reads what the socket has; returns false when the connection was closed.
+    func readAvailable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        var total = 0
+        while total < 4 * scratch.count {
+            let count: Int
+            do {
+                count = try Syscall.read(fd, scratch.baseAddress!, scratch.count)
+            } catch {
+                if error.isWouldBlock { break }
+                loop.close(self)
+                return
+            }
+            if count == 0 {
+                peerClosedInput = true
+                break
+            }
+            if requestStarted == nil { requestStarted = now }
+            lastActivity = now
+            parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+            total += count
+        }
+        processInput(now: now)
+    }
+
+    /// Parses and dispatches as many buffered requests as the state allows.
+    func processInput(now: UInt64) {
+        while state == .reading {
+            let request: HTTPRequest?
+            do {
+                request = try parser.next()
+            } catch {
+                fail(error.status, now: now)
+                return
+            }
+            guard let request else {
+                if peerClosedInput {
+                    loop.close(self)
+                    return
+                }
+                if parser.isAwaitingContinue && !continueSent {
+                    continueSent = true
+                    queue(HTTPResponseSerializer.continueResponse)
+                    flush(now: now)
+                }
+                if !parser.hasPartialRequest { requestStarted = nil }
+                updateInterest()
+                return
+            }
+            requestStarted = parser.hasPartialRequest ? now : nil
+            continueSent = false
+            dispatch(request, now: now)
+        }
+    }
+
+    private func dispatch(_ request: HTTPRequest, now: UInt64) {
+        state = .handling
+        closeAfterResponse = !request.wantsKeepAlive || peerClosedInput || loop.isDraining
+        updateInterest()
+        let headOnly = request.method == .head
+        let minor = request.minorVersion
+        let handler: HTTPHandler
+        switch loop.routes.resolve(request.method, request.path) {
+        case .handler(let found), .notFound(.some(let found)):
+            handler = found
+        case .methodNotAllowed(let allow):
+            respond(RouteTable.methodNotAllowed(allow), headOnly: headOnly, minorVersion: minor, now: now)
+            return
+        case .notFound(.none):
+            respond(.plainError(.notFound), headOnly: headOnly, minorVersion: minor, now: now)
+            return
+        }
+        switch handler {
+        case .immediate(let body):
+            respond(RouteTable.convert { try body(request) }, headOnly: headOnly, minorVersion: minor, now: now)
+        case .deferred:
+            let loop = self.loop
+            let id = self.id
+            loop.inFlight(+1)
+            Task {
+                let response = await RouteTable.run(handler, request)
+                loop.execute { loop in
+                    loop.inFlight(-1)
+                    loop.connection(id)?.respond(response, headOnly: headOnly, minorVersion: minor, now: Syscall.monotonicNanoseconds())
+                }
+            }
+        }
+    }
+
+    /// Queues the response to the request being handled and starts writing it.
+    func respond(_ response: HTTPResponse, headOnly: Bool, minorVersion: Int, now: UInt64) {
+        guard state == .handling else { return }
+        if loop.isDraining { closeAfterResponse = true }
+        queue(HTTPResponseSerializer.serialize(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion))
+        state = .writing
+        flush(now: now)
+    }
+
+    /// Answers a protocol error and closes (RFC 9112 §9.6: the rest of the stream is unusable).
+    func fail(_ status: HTTPStatus, now: UInt64) {
+        state = .handling
+        closeAfterResponse = true
+        respond(.plainError(status), headOnly: false, minorVersion: 1, now: now)
+    }
+
+    private func queue(_ bytes: [UInt8]) {
+        if output.isEmpty { output = bytes } else { output.append(contentsOf: bytes) }
+    }
+
+    /// Writes queued bytes until done or the socket is full.
+    func flush(now: UInt64) {
+        while outputSent < output.count {
+            let result = output.withUnsafeBytes { bytes in
+                Result { () throws(SocketError) -> Int in
+                    try Syscall.send(fd, bytes.baseAddress! + outputSent, bytes.count - outputSent)
+                }
+            }
+            switch result {
+            case .success(let sent):
+                outputSent += sent
+                lastActivity = now
+            case .failure(let error):
+                if error.isWouldBlock {
+                    updateInterest()
+                    return
+                }
+                loop.close(self)
+                return
+            }
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
+        outputSent = 0
+        guard state == .writing else {
+            updateInterest()
+            return
+        }
+        if closeAfterResponse {
+            loop.close(self)
+            return
+        }
+        state = .reading
+        lastActivity = now
+        if loop.isDraining && !parser.hasPartialRequest {
+            loop.close(self)
+            return
+        }
+        processInput(now: now)
+    }
+
+    /// Registers the epoll events the current state needs.
+    func updateInterest() {
+        guard state != .closed else { return }
+        var wanted: UInt32 = 0
+        if state == .reading && !peerClosedInput { wanted |= MH_EPOLLIN }
+        if outputSent < output.count { wanted |= MH_EPOLLOUT }
+        if wanted != interest {
+            interest = wanted
+            loop.modify(self, events: wanted)
+        }
+    }
+
+    /// Applies the timeouts; returns true when the connection should go.
+    func checkTimeouts(now: UInt64, limits: HTTPLimits) {
+        func elapsed(_ since: UInt64) -> Double { Double(now &- since) / 1e9 }
+        switch state {
+        case .reading:
+            if let started = requestStarted, parser.hasPartialRequest {
+                let limit = parser.isReadingHead ? limits.headerTimeout : limits.requestTimeout
+                if elapsed(started) > limit { fail(.requestTimeout, now: now) }
+            } else if elapsed(lastActivity) > limits.idleTimeout || loop.isDraining {
+                loop.close(self)
+            }
+        case .writing:
+            if elapsed(lastActivity) > limits.writeTimeout { loop.close(self) }
+        case .handling, .closed:
+            break
+        }
+    }
+}

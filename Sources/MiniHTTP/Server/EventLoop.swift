@@ -1,0 +1,228 @@
+import CMiniHTTP
+import Foundation
+import Glibc
+import Synchronization
+
+/// One thread running `epoll_wait` over its share of the connections.
+///
+/// Everything but `execute(_:)` and `beginDrain()` runs on the loop's own thread, so connection
+/// state needs no locks. Accepting is shared: every loop watches the listening socket with
+/// `EPOLLEXCLUSIVE`, so the kernel wakes one loop per incoming connection.
+final class EventLoop: @unchecked Sendable {
+    private static let listenerToken: UInt64 = 0
+    private static let wakeToken: UInt64 = 1
+
+    let routes: RouteTable
+    private let core: ServerCore
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let jobs = Mutex<[@Sendable (EventLoop) -> Void]>([])
+    private var connections: [UInt64: Connection] = [:]
+    private var nextID: UInt64 = 16
+    private var listening = false
+    private var listenerPausedUntil: UInt64?
+    private(set) var isDraining = false
+    private var drainDeadline: UInt64 = 0
+    private var pendingTasks = 0
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    init(core: ServerCore) throws(SocketError) {
+        self.core = core
+        self.routes = core.routes
+        epollFD = try Syscall.call("epoll_create1") { mh_epoll_create() }
+        do {
+            wakeFD = try Syscall.call("eventfd") { mh_eventfd() }
+        } catch {
+            Syscall.close(epollFD)
+            throw error
+        }
+        try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, MH_EPOLLIN, Self.wakeToken) }
+        try addListener()
+    }
+
+    deinit {
+        scratch.deallocate()
+        Syscall.close(wakeFD)
+        Syscall.close(epollFD)
+    }
+
+    // MARK: - Cross-thread entry points
+
+    /// Runs `job` on the loop's thread soon.
+    func execute(_ job: @escaping @Sendable (EventLoop) -> Void) {
+        jobs.withLock { $0.append(job) }
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    /// Stops accepting, closes idle connections and lets in-flight requests finish.
+    func beginDrain() {
+        execute { loop in loop.drain() }
+    }
+
+    // MARK: - Loop
+
+    /// Runs until drained; returns on the loop's thread.
+    func run() {
+        let capacity = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        let limits = core.configuration.limits
+        let tick = Self.tickMilliseconds(limits)
+        var nextSweep = Syscall.monotonicNanoseconds() + UInt64(tick) * 1_000_000
+        while true {
+            let count = epoll_wait(epollFD, events, Int32(capacity), tick)
+            let now = Syscall.monotonicNanoseconds()
+            if count > 0 {
+                for index in 0..<Int(count) {
+                    let flags = mh_event_flags(events + index)
+                    let token = mh_event_data(events + index)
+                    switch token {
+                    case Self.listenerToken: acceptConnections(now: now)
+                    case Self.wakeToken: drainWakeups()
+                    default: handle(token, flags: flags, now: now)
+                    }
+                }
+            }
+            runJobs()
+            if now >= nextSweep {
+                sweep(now: now, limits: limits)
+                nextSweep = now + UInt64(tick) * 1_000_000
+            }
+            if isDraining && ((connections.isEmpty && pendingTasks == 0) || now >= drainDeadline) { break }
+        }
+        for connection in Array(connections.values) { close(connection) }
+        runJobs()
+    }
+
+    private static func tickMilliseconds(_ limits: HTTPLimits) -> Int32 {
+        let shortest = min(limits.headerTimeout, limits.requestTimeout, limits.idleTimeout, limits.writeTimeout)
+        return Int32(max(5, min(250, shortest * 1000 / 4)))
+    }
+
+    private func handle(_ token: UInt64, flags: UInt32, now: UInt64) {
+        guard let connection = connections[token] else { return }
+        if flags & MH_EPOLLERR != 0 {
+            close(connection)
+            return
+        }
+        if flags & MH_EPOLLOUT != 0 {
+            connection.flush(now: now)
+        }
+        guard connection.state != .closed else { return }
+        if flags & MH_EPOLLIN != 0 && connection.state == .reading {
+            connection.readAvailable(into: scratch, now: now)
+        } else if flags & MH_EPOLLHUP != 0 {
+            // Both directions are gone: nothing can be delivered.
+            close(connection)
+        }
+    }
+
+    private func acceptConnections(now: UInt64) {
+        for _ in 0..<128 {
+            let fd: Int32
+            do {
+                fd = try Syscall.accept(core.listener.fd)
+            } catch {
+                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
+                    pauseListener(now: now)
+                } else if error.code != ECONNABORTED && !error.isWouldBlock {
+                    HTTPServerLog.write("\(error)")
+                }
+                if error.code == ECONNABORTED { continue }
+                return
+            }
+            guard isDraining == false, core.reserveConnection() else {
+                Syscall.close(fd)
+                continue
+            }
+            try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let id = nextID
+            nextID += 1
+            do {
+                try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id) }
+            } catch {
+                Syscall.close(fd)
+                core.releaseConnection()
+                continue
+            }
+            connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, now: now)
+        }
+    }
+
+    private func addListener() throws(SocketError) {
+        try Syscall.call("epoll_ctl") {
+            mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, core.listener.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.listenerToken)
+        }
+        listening = true
+    }
+
+    private func removeListener() {
+        guard listening else { return }
+        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, core.listener.fd, 0, Self.listenerToken)
+        listening = false
+    }
+
+    /// Out of descriptors: stop accepting for a moment instead of spinning on the listener.
+    private func pauseListener(now: UInt64) {
+        removeListener()
+        listenerPausedUntil = now + 100_000_000
+    }
+
+    private func drainWakeups() {
+        var value: UInt64 = 0
+        _ = Glibc.read(wakeFD, &value, 8)
+    }
+
+    private func runJobs() {
+        let pending = jobs.withLock { jobs in
+            let taken = jobs
+            jobs.removeAll()
+            return taken
+        }
+        for job in pending { job(self) }
+    }
+
+    private func sweep(now: UInt64, limits: HTTPLimits) {
+        if let until = listenerPausedUntil, now >= until, !isDraining {
+            listenerPausedUntil = nil
+            try? addListener()
+        }
+        for connection in Array(connections.values) where connection.state != .closed {
+            connection.checkTimeouts(now: now, limits: limits)
+        }
+    }
+
+    private func drain() {
+        guard !isDraining else { return }
+        isDraining = true
+        drainDeadline = Syscall.monotonicNanoseconds() + UInt64(core.configuration.shutdownGrace * 1e9)
+        removeListener()
+        listenerPausedUntil = nil
+        for connection in Array(connections.values) where connection.state == .reading && !connection.parser.hasPartialRequest {
+            close(connection)
+        }
+    }
+
+    // MARK: - Connection support
+
+    /// The live connection with this id, if it has not closed meanwhile.
+    func connection(_ id: UInt64) -> Connection? { connections[id] }
+
+    /// Counts deferred handlers still running, so draining waits for them.
+    func inFlight(_ delta: Int) { pendingTasks += delta }
+
+    /// Changes the epoll events for a connection.
+    func modify(_ connection: Connection, events: UInt32) {
+        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, events, connection.id)
+    }
+
+    /// Closes a connection exactly once and forgets it.
+    func close(_ connection: Connection) {
+        guard connection.state != .closed else { return }
+        connection.state = .closed
+        connections[connection.id] = nil
+        Syscall.close(connection.fd)
+        core.releaseConnection()
+    }
+}

@@ -1,0 +1,27 @@
+/// Everything that shapes a running `HTTPServer`; every field has a default.
+public struct HTTPServerConfiguration: Sendable {
+    /// Address to bind: an IPv4 or IPv6 literal, or `localhost`.
+    public var host: String = "127.0.0.1"
+    /// Port to bind; 0 binds an ephemeral port, readable from `HTTPServer.port`.
+    public var port: Int = 8080
+    /// Event-loop threads; defaults to the number of active processors.
+    public var eventLoopCount: Int = HTTPServerConfiguration.activeProcessors
+    /// Listen backlog.
+    public var backlog: Int32 = 1024
+    /// Connections held at once; further ones are accepted and closed at once.
+    public var maxConnections: Int = 50_000
+    /// Size, time and count limits on clients.
+    public var limits = HTTPLimits()
+    /// Seconds a graceful shutdown waits for in-flight requests before closing everything.
+    public var shutdownGrace: Double = 10
+
+    /// The defaults above.
+    public init() {}
+
+    /// Processors this process may run on.
+    public static var activeProcessors: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+import Glibc

@@ -1,0 +1,10 @@
+import Glibc
+
+/// Where the HTTP layer reports what it cannot answer for (handler errors): standard error.
+public enum HTTPServerLog {
+    /// Writes one line to standard error.
+    public static func write(_ message: String) {
+        let line = Array("[MiniHTTP] \(message)\n".utf8)
+        line.withUnsafeBytes { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+}

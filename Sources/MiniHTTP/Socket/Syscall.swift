@@ -1,0 +1,61 @@
+import CMiniHTTP
+import Glibc
+
+/// The one choke point for socket system calls: retries `EINTR`, reads `errno` at once and
+/// throws a `SocketError` naming the call (house style rule 3).
+enum Syscall {
+    /// Runs `body` until it does not fail with `EINTR`; a negative result throws.
+    @discardableResult
+    static func call(_ name: String, _ body: () -> Int32) throws(SocketError) -> Int32 {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw SocketError(call: name, code: code)
+        }
+    }
+
+    /// `ssize_t` flavour of `call` for read/send.
+    @discardableResult
+    static func size(_ name: String, _ body: () -> Int) throws(SocketError) -> Int {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw SocketError(call: name, code: code)
+        }
+    }
+
+    /// Closes `fd`, ignoring errors: after `close` the descriptor is gone whatever it returns.
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// Reads up to `count` bytes into `buffer`; 0 means end of stream.
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) throws(SocketError) -> Int {
+        try size("read") { Glibc.read(fd, buffer, count) }
+    }
+
+    /// Sends bytes with `MSG_NOSIGNAL`, so a vanished peer is an error and never a SIGPIPE.
+    static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) throws(SocketError) -> Int {
+        try size("send") { Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Accepts one pending connection as a non-blocking, close-on-exec descriptor.
+    static func accept(_ fd: Int32) throws(SocketError) -> Int32 {
+        try call("accept4") { mh_accept4(fd, nil, nil) }
+    }
+
+    /// Sets an integer socket option.
+    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SocketError) {
+        var value = value
+        try call("setsockopt") {
+            setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    /// Nanoseconds on the monotonic clock.
+    static func monotonicNanoseconds() -> UInt64 { mh_monotonic_ns() }
+}
