@@ -3,11 +3,24 @@ import PackageDescription
 
 let package = Package(
     name: "AppleIDMock",
+    products: [
+        .library(name: "AppleIDMock", targets: ["AppleIDMock"]),
+        .library(name: "MiniHTTPTesting", targets: ["MiniHTTPTesting"]),
+        .executable(name: "appleid-mock", targets: ["appleid-mock"]),
+    ],
     targets: [
+        // OpenSSL 3 (libssl-dev) for JOSE's crypto.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System headers Glibc's module does not export (epoll, eventfd, accept4).
         .systemLibrary(name: "CMiniHTTP"),
         .target(name: "MiniHTTP", dependencies: ["CMiniHTTP"]),
+        .target(name: "JOSE", dependencies: ["COpenSSL"]),
+        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"]),
+        .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
         .testTarget(name: "MiniHTTPTests", dependencies: ["MiniHTTP", "MiniHTTPTesting"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "AppleIDMockTests", dependencies: ["AppleIDMock", "MiniHTTPTesting", "JOSE"]),
+        .testTarget(name: "AppleIDMockCLITests", dependencies: ["appleid-mock", "MiniHTTPTesting", "JOSE"]),
     ]
 )

@@ -1,0 +1,65 @@
+#ifndef APPLEIDMOCK_COPENSSL_SHIM_H
+#define APPLEIDMOCK_COPENSSL_SHIM_H
+
+// The only C the JOSE target sees. Macros and variadic functions are wrapped in
+// `static inline` functions because Swift cannot import them.
+
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+
+/// BIO_get_mem_data is a macro over BIO_ctrl.
+static inline long shim_BIO_get_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+/// OPENSSL_free is a macro that passes __FILE__/__LINE__.
+static inline void shim_OPENSSL_free(void *pointer) {
+    OPENSSL_free(pointer);
+}
+
+/// BN_num_bytes is a macro over BN_num_bits.
+static inline int shim_BN_num_bytes(const BIGNUM *bn) {
+    return BN_num_bytes(bn);
+}
+
+/// EVP_PKEY_Q_keygen is variadic; this is EVP_RSA_gen without the macro.
+static inline EVP_PKEY *shim_generate_rsa(unsigned int bits) {
+    return EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)bits);
+}
+
+/// EVP_PKEY_Q_keygen is variadic; this is EVP_EC_gen("P-256") without the macro.
+static inline EVP_PKEY *shim_generate_p256(void) {
+    return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+}
+
+/// A password callback that refuses: encrypted PEM must fail instead of prompting on a terminal.
+static inline int shim_no_password(char *buffer, int size, int rwflag, void *userdata) {
+    (void)buffer; (void)size; (void)rwflag; (void)userdata;
+    return 0;
+}
+
+/// Reads a PEM private key (PKCS#8 or traditional) without ever prompting for a password.
+static inline EVP_PKEY *shim_read_private_key(BIO *bio) {
+    return PEM_read_bio_PrivateKey(bio, NULL, shim_no_password, NULL);
+}
+
+/// Reads a PEM SubjectPublicKeyInfo without ever prompting for a password.
+static inline EVP_PKEY *shim_read_public_key(BIO *bio) {
+    return PEM_read_bio_PUBKEY(bio, NULL, shim_no_password, NULL);
+}
+
+/// EVP_PKEY_PUBLIC_KEY is a composite macro.
+static inline int shim_EVP_PKEY_PUBLIC_KEY(void) {
+    return EVP_PKEY_PUBLIC_KEY;
+}
+
+#endif
