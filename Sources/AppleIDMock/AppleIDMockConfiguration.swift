@@ -1,0 +1,29 @@
+import MiniHTTP
+
+/// Everything `AppleIDMockServer.start` needs; every field has a default, so
+/// `AppleIDMockConfiguration()` serves the built-in scenario on 127.0.0.1:8080.
+public struct AppleIDMockConfiguration: Sendable {
+    /// The world the mock pretends Apple knows.
+    public var scenario: Scenario = .default
+    /// Address to bind (`127.0.0.1`, `0.0.0.0`, `::1`, `::`, `localhost`).
+    public var host: String = "127.0.0.1"
+    /// Port to bind; 0 picks an ephemeral one.
+    public var port: Int = 8080
+    /// The `iss` of every token minted; Apple's by default, because several widely used
+    /// verifiers hard-code it, whatever address the mock listens on.
+    public var issuer: String = "https://appleid.apple.com"
+    /// The address clients use to reach the mock, for the discovery document's URLs; nil means
+    /// `http://<host>:<bound port>` (with `localhost` for a wildcard host).
+    public var baseURL: String?
+    /// Overrides `scenario.signingKeys.directory`.
+    public var keysDirectory: String?
+    /// HTTP limits, timeouts and threads (`host` and `port` above take precedence).
+    public var http = HTTPServerConfiguration()
+    /// The clock; move it to test expiry without waiting.
+    public var clock = MockClock()
+    /// Randomness for identifiers.
+    public var random: RandomSource = .system
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,20 @@
+import MiniHTTP
+
+/// Why the mock could not start.
+public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
+    /// The scenario is invalid.
+    case scenario(ScenarioError)
+    /// The signing keys could not be loaded.
+    case keys(KeyRingError)
+    /// The socket could not be bound.
+    case bind(SocketError)
+
+    /// A one-line (or, for scenarios, one-per-problem) explanation.
+    public var description: String {
+        switch self {
+        case .scenario(let error): "invalid scenario:\n\(error)"
+        case .keys(let error): "signing keys: \(error)"
+        case .bind(let error): "cannot listen: \(error)"
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import JOSE
+import MiniHTTP
+
+/// A control API request body: a JSON object whose fields are read by name; every failure
+/// names the field at fault.
+struct ControlRequest {
+    /// A bad request: its message and field, rendered as a 400.
+    struct Failure: Error, HTTPResponseError {
+        let message: String
+        let field: String?
+
+        var response: HTTPResponse { ControlResponse.error(message, field: field) }
+    }
+
+    let object: JSONObject
+
+    /// Parses the body as a JSON object with only `known` fields (an empty body is `{}`).
+    init(_ request: HTTPRequest, known: [String]) throws(Failure) {
+        if request.body.isEmpty {
+            object = JSONObject()
+            return
+        }
+        guard let value = try? JSONParser.parse(request.body) else { throw Failure(message: "body is not valid JSON", field: nil) }
+        guard case .object(let object) = value else { throw Failure(message: "body must be a JSON object", field: nil) }
+        for key in object.keys where !known.contains(key) {
+            throw Failure(message: "unknown field (expected one of: \(known.joined(separator: ", ")))", field: key)
+        }
+        self.object = object
+    }
+
+    /// A required string field.
+    func string(_ name: String) throws(Failure) -> String {
+        guard let value = try optionalString(name) else { throw Failure(message: "missing required field", field: name) }
+        return value
+    }
+
+    /// An optional string field (absent or null is nil).
+    func optionalString(_ name: String) throws(Failure) -> String? {
+        guard let value = object[name], value != .null else { return nil }
+        guard case .string(let string) = value else { throw Failure(message: "expected a string", field: name) }
+        return string
+    }
+
+    /// An optional boolean field.
+    func optionalBool(_ name: String) throws(Failure) -> Bool? {
+        guard let value = object[name], value != .null else { return nil }
+        guard case .bool(let flag) = value else { throw Failure(message: "expected true or false", field: name) }
+        return flag
+    }
+
+    /// An optional integer field.
+    func optionalInt(_ name: String) throws(Failure) -> Int64? {
+        guard let value = object[name], value != .null else { return nil }
+        guard case .int(let number) = value else { throw Failure(message: "expected an integer", field: name) }
+        return number
+    }
+
+    /// An optional array of strings.
+    func optionalStrings(_ name: String) throws(Failure) -> [String]? {
+        guard let value = object[name], value != .null else { return nil }
+        guard case .array(let items) = value else { throw Failure(message: "expected an array of strings", field: name) }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let string) = item else { throw Failure(message: "expected an array of strings", field: name) }
+            strings.append(string)
+        }
+        return strings
+    }
+}

@@ -1,0 +1,40 @@
+import JOSE
+
+/// The root of the Apple domain: the scenario and every owner of state. Pure logic — no
+/// sockets, no HTTP types.
+public final class AppleIDDomain: Sendable {
+    /// The scenario being served.
+    public let scenario: Scenario
+    /// The movable clock.
+    public let clock: MockClock
+    /// The signing keys.
+    public let keyRing: KeyRing
+    /// The `iss` minted into tokens.
+    public let issuer: String
+    /// Randomness for identifiers.
+    public let random: RandomSource
+
+    /// Builds the domain from a configuration: loads the signing keys.
+    public init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
+        scenario = configuration.scenario
+        clock = configuration.clock
+        issuer = configuration.issuer
+        random = configuration.random
+        let settings = configuration.scenario.signingKeys
+        do {
+            keyRing = try KeyRing.load(count: settings.count, directory: configuration.keysDirectory ?? settings.directory,
+                                       activeKeyID: settings.activeKeyID, random: configuration.random)
+        } catch .directoryMissing(let path) where configuration.keysDirectory == nil {
+            // The built-in scenario's relative Keys/signing is absent when run from elsewhere:
+            // serve fresh in-memory keys rather than refuse to start.
+            _ = path
+            do {
+                keyRing = try KeyRing.load(count: settings.count, directory: nil, activeKeyID: nil, random: configuration.random)
+            } catch {
+                throw .keys(error)
+            }
+        } catch {
+            throw .keys(error)
+        }
+    }
+}

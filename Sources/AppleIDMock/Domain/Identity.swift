@@ -1,0 +1,34 @@
+import JOSE
+
+/// Apple's per-team identifiers for a user (apple-reference.md §6): the pairwise `sub` and the
+/// private relay address, both stable per user per team and different across teams. Derived
+/// from the ids with SHA-256, so they survive restarts and are the same on every machine.
+public enum Identity {
+    /// `NNNNNN.<32 hex>.NNNN`, e.g. `001624.47f6800a06bb4eb0b1baa142361e00c3.1452` (§4).
+    public static func subject(teamID: String, userID: String) -> String {
+        let digest = SHA256.hash(Array("sub|\(teamID)|\(userID)".utf8))
+        let hex = digest[0..<16].map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined()
+        let head = digest[16..<22].map { String($0 % 10) }.joined()
+        let tail = digest[22..<26].map { String($0 % 10) }.joined()
+        return "\(head).\(hex).\(tail)"
+    }
+
+    /// Ten lower-case letters and digits `@privaterelay.appleid.com`, e.g. `ep9ks2tnph@…` (§6).
+    public static func relayAddress(teamID: String, userID: String) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        let digest = SHA256.hash(Array("relay|\(teamID)|\(userID)".utf8))
+        return String(digest[0..<10].map { alphabet[Int($0) % alphabet.count] }) + "@privaterelay.appleid.com"
+    }
+
+    /// Whether `email` is a private relay address.
+    public static func isRelayAddress(_ email: String) -> Bool {
+        email.hasSuffix("@privaterelay.appleid.com")
+    }
+}
+
+extension String {
+    /// Pads on the left with zeros to `length` characters.
+    func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}

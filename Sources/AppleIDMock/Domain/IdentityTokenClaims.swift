@@ -1,0 +1,77 @@
+import JOSE
+
+/// The claims of an id_token, written in the order Apple writes them (apple-reference.md §4):
+/// `iss, aud, exp, iat, sub, [transfer_sub], [nonce], [c_hash|at_hash], [email, email_verified,
+/// is_private_email], [auth_time], nonce_supported, [real_user_status]`.
+public struct IdentityTokenClaims: Sendable, Equatable {
+    /// `iss`.
+    public var issuer: String
+    /// `aud`: the client id the token was issued to (bundle id or Services ID), a single string.
+    public var audience: String
+    /// `sub`.
+    public var subject: String
+    /// `iat`.
+    public var issuedAt: Int64
+    /// `exp`.
+    public var expiresAt: Int64
+    /// `transfer_sub`, during the 60 days after a team transfer (§8).
+    public var transferSubject: String?
+    /// `nonce`, echoed verbatim when the request carried one.
+    public var nonce: String?
+    /// `c_hash`: on native and authorize-issued tokens.
+    public var codeHash: String?
+    /// `at_hash`: on tokens from a code exchange.
+    public var accessTokenHash: String?
+    /// `email` (real or relay).
+    public var email: String?
+    /// `email_verified`; Apple's addresses are always verified.
+    public var emailVerified = true
+    /// `auth_time`: absent after a refresh.
+    public var authTime: Int64?
+    /// `nonce_supported`: always `true` today.
+    public var nonceSupported = true
+    /// `real_user_status`: native first sign-in only.
+    public var realUserStatus: Int?
+
+    /// Claims with the required parts; the rest default to absent.
+    public init(issuer: String, audience: String, subject: String, issuedAt: Int64, expiresAt: Int64) {
+        self.issuer = issuer
+        self.audience = audience
+        self.subject = subject
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+
+    /// The claims object; boolean claims encoded as the compatibility knobs say (§4, open question 1).
+    public func json(_ compatibility: Compatibility) -> JSONObject {
+        var claims = JSONObject()
+        claims["iss"] = .string(issuer)
+        claims["aud"] = .string(audience)
+        claims["exp"] = .int(expiresAt)
+        claims["iat"] = .int(issuedAt)
+        claims["sub"] = .string(subject)
+        if let transferSubject { claims["transfer_sub"] = .string(transferSubject) }
+        if let nonce { claims["nonce"] = .string(nonce) }
+        if let codeHash { claims["c_hash"] = .string(codeHash) }
+        if let accessTokenHash { claims["at_hash"] = .string(accessTokenHash) }
+        if let email {
+            claims["email"] = .string(email)
+            claims["email_verified"] = Self.boolean(emailVerified, compatibility.emailVerified)
+            // Present only for relay addresses (§4 [O]).
+            if Identity.isRelayAddress(email) { claims["is_private_email"] = Self.boolean(true, compatibility.isPrivateEmail) }
+        }
+        if let authTime { claims["auth_time"] = .int(authTime) }
+        claims["nonce_supported"] = .bool(nonceSupported)
+        if let realUserStatus { claims["real_user_status"] = .int(Int64(realUserStatus)) }
+        return claims
+    }
+
+    /// OpenID Connect Core §3.1.3.6 / §3.3.2.11: base64url of the left half of SHA-256(value).
+    public static func halfHash(_ value: String) -> String {
+        Base64URL.encode(SHA256.hash(Array(value.utf8)).prefix(16))
+    }
+
+    private static func boolean(_ value: Bool, _ encoding: Compatibility.BooleanEncoding) -> JSONValue {
+        encoding == .boolean ? .bool(value) : .string(value ? "true" : "false")
+    }
+}

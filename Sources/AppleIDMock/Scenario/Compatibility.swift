@@ -1,0 +1,63 @@
+/// One knob for each behaviour of Apple's the reference marks uncertain or changed; every
+/// default is what Apple does today (apple-reference.md, "Conflicts and open questions").
+public struct Compatibility: Sendable, Equatable {
+    /// How a boolean claim is encoded in an id_token.
+    public enum BooleanEncoding: String, Sendable, Equatable, CaseIterable {
+        /// JSON `true`/`false` (Apple since Feb 2024).
+        case boolean
+        /// Strings `"true"`/`"false"` (Apple 2019 – early 2024).
+        case string
+    }
+
+    /// The unit of `event_time` in server-to-server notifications.
+    public enum TimeUnit: String, Sendable, Equatable, CaseIterable {
+        /// Seconds since 1970, as in Apple's examples.
+        case seconds
+        /// Milliseconds since 1970, as in a real captured event.
+        case milliseconds
+    }
+
+    /// How `/auth/authorize` reports a configuration error.
+    public enum AuthorizeErrorFormat: String, Sendable, Equatable, CaseIterable {
+        /// Apple's rendered HTML error page with code and message (observed).
+        case page
+        /// `{"error": …}` JSON (TN3107).
+        case json
+    }
+
+    /// `email_verified` encoding (§4; open question 1). Today: boolean.
+    public var emailVerified: BooleanEncoding = .boolean
+    /// `is_private_email` encoding in id_tokens (§4; open question 1). Today: boolean.
+    public var isPrivateEmail: BooleanEncoding = .boolean
+    /// `response_mode` when the request omits it (§1.2 [U]). Today's assumption: `query`.
+    public var defaultResponseMode: String = "query"
+    /// Whether a refresh answer carries an `id_token` (§1.3; open question 3). Today: yes.
+    public var refreshReturnsIDToken: Bool = true
+    /// Whether a refresh answer carries a `refresh_token` (§1.3). Today: no.
+    public var refreshReturnsRefreshToken: Bool = false
+    /// Error for refreshing after the user revoked consent (§2.1; open question 7). Today: `invalid_request` (TN3107).
+    public var revokedConsentRefreshError: String = "invalid_request"
+    /// Whether `code_challenge_method=plain` is accepted (§1.2 [U]).
+    public var pkcePlainAllowed: Bool = true
+    /// Seconds a client_secret `iat` may lie in the future (§3 [U]). Today: none.
+    public var clientSecretIATLeeway: Int = 0
+    /// Whether later id_tokens still carry `email` (§4; open question 10). Today: yes.
+    public var emailOnLaterLogins: Bool = true
+    /// Whether `/auth/keys` lists its keys in a new order on each fetch (§1.5 [O]).
+    public var shuffleKeys: Bool = true
+    /// Status and format of authorize error answers (§2.2; open question 6).
+    public var authorizeErrorFormat: AuthorizeErrorFormat = .page
+    /// HTTP status of authorize error answers. Unconfirmed; 400 per TN3107.
+    public var authorizeErrorStatus: Int = 400
+    /// Enforce Apple's redirect_uri rules (https, a domain name, no IP, no localhost, no fragment).
+    public var strictRedirectURIs: Bool = false
+    /// Deletion event type (§7; open question 4): `account-deleted` as Apple's current page says, or `account-delete` as older docs and most libraries.
+    public var accountDeletionEventType: String = "account-deleted"
+    /// `event_time` unit (§7; open question 5). Today: milliseconds, as captured.
+    public var eventTimeUnit: TimeUnit = .milliseconds
+    /// Whether `/auth/revoke` also sends a `consent-revoked` notification (§1.4 [U]).
+    public var revokeNotifies: Bool = false
+
+    /// Today's Apple.
+    public init() {}
+}

@@ -1,0 +1,28 @@
+extension Scenario {
+    /// The public half of `Keys/AuthKey_MOCKKEY001.p8`, the default team's developer key.
+    public static let defaultDeveloperPublicKey = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZMzuwBsb9tSgJu03xLsF0ZCakk1b\nFQMj7ccnQy9i9MqMbrrcuHIll5Ng4RYgWeG8Jwbh3kK4GGOhqSnDMfy7Aw==\n-----END PUBLIC KEY-----\n"
+
+    /// The built-in scenario: `appleid-mock` with no arguments serves this.
+    ///
+    /// Team `MOCKTEAM01` with developer key `MOCKKEY001`, App ID `com.example.app`, Services ID
+    /// `com.example.web` returning to `https://app.example.com/callback` and
+    /// `http://localhost:3000/callback`; users `alice` (shares her email) and `bob` (hides his).
+    public static let `default` = Scenario(
+        teams: [
+            Team(
+                teamID: "MOCKTEAM01",
+                developerKeys: [DeveloperKey(keyID: "MOCKKEY001", publicKeyPEM: defaultDeveloperPublicKey)],
+                clients: [
+                    Client(clientID: "com.example.app", kind: .appID),
+                    Client(clientID: "com.example.web", kind: .servicesID,
+                           redirectURIs: ["https://app.example.com/callback", "http://localhost:3000/callback"],
+                           primaryAppID: "com.example.app"),
+                ]
+            ),
+        ],
+        users: [
+            User(id: "alice", email: "alice@example.com", givenName: "Alice", familyName: "Appleseed", hideEmail: false, realUserStatus: 2),
+            User(id: "bob", email: "bob@example.com", givenName: "Bob", familyName: "Bobson", hideEmail: true, realUserStatus: 2),
+        ]
+    )
+}

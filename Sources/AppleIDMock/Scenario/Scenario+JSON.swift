@@ -1,0 +1,93 @@
+import JOSE
+
+extension Scenario {
+    /// The scenario as JSON, every field written out (defaults included), keys in a fixed order.
+    public var json: JSONValue {
+        var top = JSONObject()
+        top["teams"] = .array(teams.map(\.json))
+        top["users"] = .array(users.map(\.json))
+        var keys = JSONObject()
+        keys["count"] = .int(Int64(signingKeys.count))
+        keys["directory"] = signingKeys.directory.map(JSONValue.string) ?? .null
+        keys["active_kid"] = signingKeys.activeKeyID.map(JSONValue.string) ?? .null
+        top["signing_keys"] = .object(keys)
+        var times = JSONObject()
+        times["authorization_code"] = .int(Int64(lifetimes.authorizationCode))
+        times["access_token"] = .int(Int64(lifetimes.accessToken))
+        times["id_token"] = .int(Int64(lifetimes.idToken))
+        times["transfer_window"] = .int(Int64(lifetimes.transferWindow))
+        top["lifetimes"] = .object(times)
+        top["compatibility"] = compatibility.json
+        if let autoApprove {
+            var auto = JSONObject()
+            auto["user"] = .string(autoApprove.user)
+            auto["hide_email"] = autoApprove.hideEmail.map(JSONValue.bool) ?? .null
+            top["auto_approve"] = .object(auto)
+        } else {
+            top["auto_approve"] = .null
+        }
+        return .object(top)
+    }
+
+    /// Pretty-printed JSON that `load(json:)` reads back to an equal scenario.
+    public var prettyJSON: String { JSONWriter.pretty(json) }
+}
+
+extension Scenario.Team {
+    var json: JSONValue {
+        var object = JSONObject()
+        object["team_id"] = .string(teamID)
+        object["developer_keys"] = .array(developerKeys.map { key in
+            var entry = JSONObject()
+            entry["key_id"] = .string(key.keyID)
+            entry["public_key"] = .string(key.publicKeyPEM)
+            return .object(entry)
+        })
+        object["clients"] = .array(clients.map { client in
+            var entry = JSONObject()
+            entry["client_id"] = .string(client.clientID)
+            entry["type"] = .string(client.kind.rawValue)
+            entry["redirect_uris"] = .array(client.redirectURIs.map(JSONValue.string))
+            entry["primary_app_id"] = client.primaryAppID.map(JSONValue.string) ?? .null
+            return .object(entry)
+        })
+        object["notification_url"] = notificationURL.map(JSONValue.string) ?? .null
+        return .object(object)
+    }
+}
+
+extension Scenario.User {
+    var json: JSONValue {
+        var object = JSONObject()
+        object["id"] = .string(id)
+        object["email"] = .string(email)
+        object["given_name"] = .string(givenName)
+        object["family_name"] = .string(familyName)
+        object["hide_email"] = .bool(hideEmail)
+        object["real_user_status"] = .int(Int64(realUserStatus))
+        return .object(object)
+    }
+}
+
+extension Compatibility {
+    var json: JSONValue {
+        var object = JSONObject()
+        object["email_verified"] = .string(emailVerified.rawValue)
+        object["is_private_email"] = .string(isPrivateEmail.rawValue)
+        object["default_response_mode"] = .string(defaultResponseMode)
+        object["refresh_returns_id_token"] = .bool(refreshReturnsIDToken)
+        object["refresh_returns_refresh_token"] = .bool(refreshReturnsRefreshToken)
+        object["revoked_consent_refresh_error"] = .string(revokedConsentRefreshError)
+        object["pkce_plain_allowed"] = .bool(pkcePlainAllowed)
+        object["client_secret_iat_leeway"] = .int(Int64(clientSecretIATLeeway))
+        object["email_on_later_logins"] = .bool(emailOnLaterLogins)
+        object["shuffle_keys"] = .bool(shuffleKeys)
+        object["authorize_error_format"] = .string(authorizeErrorFormat.rawValue)
+        object["authorize_error_status"] = .int(Int64(authorizeErrorStatus))
+        object["strict_redirect_uris"] = .bool(strictRedirectURIs)
+        object["account_deletion_event_type"] = .string(accountDeletionEventType)
+        object["event_time_unit"] = .string(eventTimeUnit.rawValue)
+        object["revoke_notifies"] = .bool(revokeNotifies)
+        return .object(object)
+    }
+}

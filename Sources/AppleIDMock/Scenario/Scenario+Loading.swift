@@ -1,0 +1,207 @@
+import Foundation
+import JOSE
+
+extension Scenario {
+    /// Largest scenario file accepted.
+    public static let maxFileBytes = 4 * 1024 * 1024
+
+    /// Reads and validates the scenario file at `path`.
+    public static func load(path: String) throws(ScenarioError) -> Scenario {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ScenarioError(path: "$", message: "cannot read file \(path)")
+        }
+        return try load(json: [UInt8](data))
+    }
+
+    /// Parses and validates scenario JSON. Unknown keys are errors; every problem is reported
+    /// with its JSON path.
+    public static func load(json bytes: [UInt8]) throws(ScenarioError) -> Scenario {
+        guard bytes.count <= maxFileBytes else {
+            throw ScenarioError(path: "$", message: "expected at most \(maxFileBytes) bytes, found \(bytes.count)")
+        }
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw ScenarioError(path: "$", message: "invalid JSON: \(error)")
+        }
+        let reader = ScenarioReader()
+        let scenario = read(document, reader)
+        if !reader.problems.isEmpty { throw ScenarioError(problems: reader.problems) }
+        return scenario
+    }
+
+    private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
+        let root = "$"
+        guard let top = reader.object(document, at: root,
+                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve"]) else {
+            return Scenario(teams: [], users: [])
+        }
+        let teamItems = reader.array(top, "teams", at: root, required: true)
+        if top["teams"] != nil && teamItems.isEmpty, case .array = top["teams"] { reader.report("teams", "expected at least one team") }
+        let teams = teamItems.compactMap { readTeam($0.0, at: $0.1, reader) }
+        let userItems = reader.array(top, "users", at: root, required: true)
+        if top["users"] != nil && userItems.isEmpty, case .array = top["users"] { reader.report("users", "expected at least one user") }
+        let users = userItems.compactMap { readUser($0.0, at: $0.1, reader) }
+        var scenario = Scenario(teams: teams, users: users)
+        if let value = top["signing_keys"] { scenario.signingKeys = readSigningKeys(value, at: "signing_keys", reader) }
+        if let value = top["lifetimes"] { scenario.lifetimes = readLifetimes(value, at: "lifetimes", reader) }
+        if let value = top["compatibility"] { scenario.compatibility = readCompatibility(value, at: "compatibility", reader) }
+        if let value = top["auto_approve"], value != .null { scenario.autoApprove = readAutoApprove(value, at: "auto_approve", reader) }
+        crossCheck(scenario, teamItems: teamItems, userItems: userItems, reader)
+        return scenario
+    }
+
+    private static func readTeam(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Team? {
+        guard let object = reader.object(value, at: path, known: ["team_id", "developer_keys", "clients", "notification_url"]) else { return nil }
+        let teamID = reader.string(object, "team_id", at: path, check: ScenarioRules.appleID(kind: "Team ID"))
+        let keys = reader.array(object, "developer_keys", at: path, required: true).compactMap { item, keyPath -> DeveloperKey? in
+            guard let key = reader.object(item, at: keyPath, known: ["key_id", "public_key"]) else { return nil }
+            return DeveloperKey(keyID: reader.string(key, "key_id", at: keyPath, check: ScenarioRules.appleID(kind: "Key ID")),
+                                publicKeyPEM: reader.string(key, "public_key", at: keyPath, check: ScenarioRules.p256PublicKey))
+        }
+        let clients = reader.array(object, "clients", at: path, required: true).compactMap { readClient($0.0, at: $0.1, reader) }
+        let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.absoluteURL)
+        return Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL)
+    }
+
+    private static func readClient(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Client? {
+        guard let object = reader.object(value, at: path, known: ["client_id", "type", "redirect_uris", "primary_app_id"]) else { return nil }
+        let clientID = reader.string(object, "client_id", at: path, check: ScenarioRules.clientID)
+        let kind = reader.choice(object, "type", at: path, default: Client.Kind.appID)
+        if object["type"] == nil { reader.report(ScenarioReader.child(path, "type"), "missing required key") }
+        let uris = reader.array(object, "redirect_uris", at: path, required: false).map { item, uriPath -> String in
+            guard case .string(let uri) = item else {
+                reader.report(uriPath, "expected a string, found \(ScenarioReader.kind(item))")
+                return ""
+            }
+            if let message = ScenarioRules.absoluteURL(uri) { reader.report(uriPath, message) }
+            return uri
+        }
+        let primary = reader.optionalString(object, "primary_app_id", at: path)
+        return Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary)
+    }
+
+    private static func readUser(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> User? {
+        guard let object = reader.object(value, at: path,
+                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"]) else { return nil }
+        return User(id: reader.string(object, "id", at: path, check: ScenarioRules.userID),
+                    email: reader.string(object, "email", at: path, check: ScenarioRules.email),
+                    givenName: reader.string(object, "given_name", at: path, default: ""),
+                    familyName: reader.string(object, "family_name", at: path, default: ""),
+                    hideEmail: reader.bool(object, "hide_email", at: path, default: false),
+                    realUserStatus: reader.int(object, "real_user_status", at: path, default: 2, range: 0...2))
+    }
+
+    private static func readSigningKeys(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys {
+        let defaults = SigningKeys()
+        guard let object = reader.object(value, at: path, known: ["count", "directory", "active_kid"]) else { return defaults }
+        return SigningKeys(count: reader.int(object, "count", at: path, default: defaults.count, range: 1...10),
+                           directory: object["directory"] == nil ? defaults.directory : reader.optionalString(object, "directory", at: path),
+                           activeKeyID: reader.optionalString(object, "active_kid", at: path))
+    }
+
+    private static func readLifetimes(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Lifetimes {
+        var lifetimes = Lifetimes()
+        guard let object = reader.object(value, at: path,
+                                         known: ["authorization_code", "access_token", "id_token", "transfer_window"]) else { return lifetimes }
+        let year = 366 * 86400
+        lifetimes.authorizationCode = reader.int(object, "authorization_code", at: path, default: lifetimes.authorizationCode, range: 1...year)
+        lifetimes.accessToken = reader.int(object, "access_token", at: path, default: lifetimes.accessToken, range: 1...year)
+        lifetimes.idToken = reader.int(object, "id_token", at: path, default: lifetimes.idToken, range: 1...year)
+        lifetimes.transferWindow = reader.int(object, "transfer_window", at: path, default: lifetimes.transferWindow, range: 1...year)
+        return lifetimes
+    }
+
+    private static func readCompatibility(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Compatibility {
+        var knobs = Compatibility()
+        guard let object = reader.object(value, at: path, known: Compatibility.keys) else { return knobs }
+        knobs.emailVerified = reader.choice(object, "email_verified", at: path, default: knobs.emailVerified)
+        knobs.isPrivateEmail = reader.choice(object, "is_private_email", at: path, default: knobs.isPrivateEmail)
+        knobs.defaultResponseMode = reader.string(object, "default_response_mode", at: path, default: knobs.defaultResponseMode) {
+            ["query", "fragment", "form_post"].contains($0) ? nil : "expected \"query\", \"fragment\" or \"form_post\""
+        }
+        knobs.refreshReturnsIDToken = reader.bool(object, "refresh_returns_id_token", at: path, default: knobs.refreshReturnsIDToken)
+        knobs.refreshReturnsRefreshToken = reader.bool(object, "refresh_returns_refresh_token", at: path, default: knobs.refreshReturnsRefreshToken)
+        knobs.revokedConsentRefreshError = reader.string(object, "revoked_consent_refresh_error", at: path, default: knobs.revokedConsentRefreshError) {
+            ["invalid_request", "invalid_grant"].contains($0) ? nil : "expected \"invalid_request\" or \"invalid_grant\""
+        }
+        knobs.pkcePlainAllowed = reader.bool(object, "pkce_plain_allowed", at: path, default: knobs.pkcePlainAllowed)
+        knobs.clientSecretIATLeeway = reader.int(object, "client_secret_iat_leeway", at: path, default: knobs.clientSecretIATLeeway, range: 0...3600)
+        knobs.emailOnLaterLogins = reader.bool(object, "email_on_later_logins", at: path, default: knobs.emailOnLaterLogins)
+        knobs.shuffleKeys = reader.bool(object, "shuffle_keys", at: path, default: knobs.shuffleKeys)
+        knobs.authorizeErrorFormat = reader.choice(object, "authorize_error_format", at: path, default: knobs.authorizeErrorFormat)
+        knobs.authorizeErrorStatus = reader.int(object, "authorize_error_status", at: path, default: knobs.authorizeErrorStatus, range: 200...599)
+        knobs.strictRedirectURIs = reader.bool(object, "strict_redirect_uris", at: path, default: knobs.strictRedirectURIs)
+        knobs.accountDeletionEventType = reader.string(object, "account_deletion_event_type", at: path, default: knobs.accountDeletionEventType) {
+            ["account-delete", "account-deleted"].contains($0) ? nil : "expected \"account-delete\" or \"account-deleted\""
+        }
+        knobs.eventTimeUnit = reader.choice(object, "event_time_unit", at: path, default: knobs.eventTimeUnit)
+        knobs.revokeNotifies = reader.bool(object, "revoke_notifies", at: path, default: knobs.revokeNotifies)
+        return knobs
+    }
+
+    private static func readAutoApprove(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> AutoApprove? {
+        guard let object = reader.object(value, at: path, known: ["user", "hide_email"]) else { return nil }
+        let hide: Bool? = object["hide_email"] == nil || object["hide_email"] == .null ? nil : reader.bool(object, "hide_email", at: path, default: false)
+        return AutoApprove(user: reader.string(object, "user", at: path), hideEmail: hide)
+    }
+
+    /// Rules that span several objects: unique ids, references, strict redirect URIs.
+    private static func crossCheck(_ scenario: Scenario, teamItems: [(JSONValue, String)], userItems: [(JSONValue, String)], _ reader: ScenarioReader) {
+        var teamIDs = Set<String>()
+        var clientIDs = Set<String>()
+        for (teamIndex, team) in scenario.teams.enumerated() {
+            let teamPath = "teams[\(teamIndex)]"
+            if !team.teamID.isEmpty && !teamIDs.insert(team.teamID).inserted { reader.report("\(teamPath).team_id", "duplicate team id \"\(team.teamID)\"") }
+            if team.developerKeys.isEmpty { reader.report("\(teamPath).developer_keys", "expected at least one key") }
+            var keyIDs = Set<String>()
+            for (keyIndex, key) in team.developerKeys.enumerated() where !keyIDs.insert(key.keyID).inserted {
+                reader.report("\(teamPath).developer_keys[\(keyIndex)].key_id", "duplicate key id \"\(key.keyID)\"")
+            }
+            let appIDs = Set(team.clients.filter { $0.kind == .appID }.map(\.clientID))
+            for (clientIndex, client) in team.clients.enumerated() {
+                let clientPath = "\(teamPath).clients[\(clientIndex)]"
+                if !client.clientID.isEmpty && !clientIDs.insert(client.clientID).inserted {
+                    reader.report("\(clientPath).client_id", "duplicate client id \"\(client.clientID)\" (client ids are unique across teams)")
+                }
+                if client.kind == .appID && !client.redirectURIs.isEmpty {
+                    reader.report("\(clientPath).redirect_uris", "expected no redirect URIs on an app_id (return URLs belong to Services IDs)")
+                }
+                if let primary = client.primaryAppID {
+                    if primary == client.clientID || !appIDs.contains(primary) {
+                        reader.report("\(clientPath).primary_app_id", "expected the client_id of another app_id in this team")
+                    }
+                } else if client.kind == .servicesID {
+                    reader.report("\(clientPath).primary_app_id", "missing required key (a Services ID is grouped with a primary App ID)")
+                }
+                if scenario.compatibility.strictRedirectURIs {
+                    for (uriIndex, uri) in client.redirectURIs.enumerated() {
+                        if let message = ScenarioRules.strictRedirectURI(uri) { reader.report("\(clientPath).redirect_uris[\(uriIndex)]", message) }
+                    }
+                }
+            }
+        }
+        var userIDs = Set<String>()
+        for (index, user) in scenario.users.enumerated() where !user.id.isEmpty && !userIDs.insert(user.id).inserted {
+            reader.report("users[\(index)].id", "duplicate user id \"\(user.id)\"")
+        }
+        if let auto = scenario.autoApprove, !auto.user.isEmpty, !userIDs.contains(auto.user) {
+            reader.report("auto_approve.user", "expected the id of a user in users, found \"\(auto.user)\"")
+        }
+        if let active = scenario.signingKeys.activeKeyID, !ScenarioRules.isKeyID(active) {
+            reader.report("signing_keys.active_kid", "expected 1 to 64 letters, digits, '-' or '_'")
+        }
+    }
+}
+
+extension Compatibility {
+    /// The JSON keys of the `compatibility` object, in the order they are written.
+    static let keys = [
+        "email_verified", "is_private_email", "default_response_mode", "refresh_returns_id_token",
+        "refresh_returns_refresh_token", "revoked_consent_refresh_error", "pkce_plain_allowed",
+        "client_secret_iat_leeway", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
+        "authorize_error_status", "strict_redirect_uris", "account_deletion_event_type", "event_time_unit",
+        "revoke_notifies",
+    ]
+}

@@ -1,0 +1,163 @@
+/// Everything the mock pretends Apple knows: teams and their clients and keys, users, signing
+/// keys, lifetimes, and a knob for each behaviour of Apple's that is uncertain
+/// (apple-reference.md, "Conflicts and open questions"). Loaded from JSON with snake_case keys.
+public struct Scenario: Sendable, Equatable {
+    /// Developer teams, each with its own keys, clients and pairwise user identifiers.
+    public var teams: [Team]
+    /// People who can sign in.
+    public var users: [User]
+    /// Where the RSA keys that sign id_tokens come from.
+    public var signingKeys: SigningKeys
+    /// How long codes and tokens live.
+    public var lifetimes: Lifetimes
+    /// Switches for Apple behaviours that changed over time or are unclear.
+    public var compatibility: Compatibility
+    /// When set, `/auth/authorize` approves at once as this user (no consent page).
+    public var autoApprove: AutoApprove?
+
+    /// A scenario from its parts.
+    public init(teams: [Team], users: [User], signingKeys: SigningKeys = SigningKeys(), lifetimes: Lifetimes = Lifetimes(),
+                compatibility: Compatibility = Compatibility(), autoApprove: AutoApprove? = nil) {
+        self.teams = teams
+        self.users = users
+        self.signingKeys = signingKeys
+        self.lifetimes = lifetimes
+        self.compatibility = compatibility
+        self.autoApprove = autoApprove
+    }
+
+    /// A developer team (apple-reference.md §3, §6).
+    public struct Team: Sendable, Equatable {
+        /// 10-character Team ID, the client_secret `iss`.
+        public var teamID: String
+        /// Sign in with Apple private keys registered for the team (public halves).
+        public var developerKeys: [DeveloperKey]
+        /// App IDs and Services IDs.
+        public var clients: [Client]
+        /// Server-to-server notification endpoint, registered on the primary App ID (§7).
+        public var notificationURL: String?
+
+        /// A team from its parts.
+        public init(teamID: String, developerKeys: [DeveloperKey], clients: [Client], notificationURL: String? = nil) {
+            self.teamID = teamID
+            self.developerKeys = developerKeys
+            self.clients = clients
+            self.notificationURL = notificationURL
+        }
+    }
+
+    /// A Sign in with Apple key: its 10-character Key ID and P-256 public key (PEM).
+    public struct DeveloperKey: Sendable, Equatable {
+        /// The `kid` a client_secret names.
+        public var keyID: String
+        /// SubjectPublicKeyInfo PEM of the P-256 key.
+        public var publicKeyPEM: String
+
+        /// A key from its parts.
+        public init(keyID: String, publicKeyPEM: String) {
+            self.keyID = keyID
+            self.publicKeyPEM = publicKeyPEM
+        }
+    }
+
+    /// An App ID (bundle id, native sign-in) or a Services ID (web sign-in).
+    public struct Client: Sendable, Equatable {
+        /// Which kind of identifier this is.
+        public enum Kind: String, Sendable, Equatable, CaseIterable {
+            /// A bundle id used by native apps.
+            case appID = "app_id"
+            /// A Services ID used on the web.
+            case servicesID = "services_id"
+        }
+
+        /// The `client_id`, case-sensitive.
+        public var clientID: String
+        /// App ID or Services ID.
+        public var kind: Kind
+        /// Registered return URLs (Services IDs only), matched exactly.
+        public var redirectURIs: [String]
+        /// For a Services ID, the App ID it is grouped under (consent is shared with it).
+        public var primaryAppID: String?
+
+        /// A client from its parts.
+        public init(clientID: String, kind: Kind, redirectURIs: [String] = [], primaryAppID: String? = nil) {
+            self.clientID = clientID
+            self.kind = kind
+            self.redirectURIs = redirectURIs
+            self.primaryAppID = primaryAppID
+        }
+    }
+
+    /// A person with an Apple Account.
+    public struct User: Sendable, Equatable {
+        /// The name scenarios and the control API use for this user (not Apple's `sub`).
+        public var id: String
+        /// The real email address.
+        public var email: String
+        /// First name as it appears on the consent page.
+        public var givenName: String
+        /// Last name.
+        public var familyName: String
+        /// Whether the user picks Hide My Email by default.
+        public var hideEmail: Bool
+        /// 0 Unsupported, 1 Unknown, 2 LikelyReal (apple-reference.md §4).
+        public var realUserStatus: Int
+
+        /// A user from its parts.
+        public init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2) {
+            self.id = id
+            self.email = email
+            self.givenName = givenName
+            self.familyName = familyName
+            self.hideEmail = hideEmail
+            self.realUserStatus = realUserStatus
+        }
+    }
+
+    /// The JWKS: how many RSA-2048 keys, loaded from `directory` (`<kid>.pem`, sorted by file
+    /// name); missing ones are generated at start and kept in memory.
+    public struct SigningKeys: Sendable, Equatable {
+        /// Keys published at `/auth/keys` (Apple publishes 3 to 5; §1.5).
+        public var count: Int = 3
+        /// Directory of PKCS#8 PEM files named `<kid>.pem`; relative paths from the working directory.
+        public var directory: String? = "Keys/signing"
+        /// Which key signs; nil means the first.
+        public var activeKeyID: String?
+
+        /// The defaults.
+        public init(count: Int = 3, directory: String? = "Keys/signing", activeKeyID: String? = nil) {
+            self.count = count
+            self.directory = directory
+            self.activeKeyID = activeKeyID
+        }
+    }
+
+    /// Lifetimes in seconds (apple-reference.md §9).
+    public struct Lifetimes: Sendable, Equatable {
+        /// Authorization code: 300 s [D] (some report 600 [U]).
+        public var authorizationCode: Int = 300
+        /// Access token `expires_in`: 3600 [D].
+        public var accessToken: Int = 3600
+        /// id_token `exp - iat`: 86400 today, 600 in 2019–2020 [O].
+        public var idToken: Int = 86400
+        /// How long `transfer_sub` and the migration endpoint work after a transfer: 60 days [D].
+        public var transferWindow: Int = 60 * 86400
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Approve `/auth/authorize` at once as `user`, for tests that only follow redirects.
+    public struct AutoApprove: Sendable, Equatable {
+        /// The scenario user id.
+        public var user: String
+        /// Hide My Email instead of sharing; nil takes the user's own preference.
+        public var hideEmail: Bool?
+
+        /// Auto-approval as `user`.
+        public init(user: String, hideEmail: Bool? = nil) {
+            self.user = user
+            self.hideEmail = hideEmail
+        }
+    }
+}

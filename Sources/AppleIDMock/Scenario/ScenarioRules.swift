@@ -1,0 +1,68 @@
+import Foundation
+import JOSE
+
+/// Field rules for scenario values. Each returns nil when the value is fine, else what was expected.
+enum ScenarioRules {
+    /// Apple's 10-character identifiers (Team ID, Key ID): upper-case letters and digits.
+    static func appleID(kind: String) -> (String) -> String? {
+        { value in
+            value.utf8.count == 10 && value.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) }
+                ? nil : "expected a 10-character \(kind) of upper-case letters and digits"
+        }
+    }
+
+    /// A PEM SubjectPublicKeyInfo holding a P-256 key.
+    static func p256PublicKey(_ pem: String) -> String? {
+        (try? P256PublicKey(pem: pem)) == nil ? "expected a PEM P-256 public key (-----BEGIN PUBLIC KEY-----)" : nil
+    }
+
+    /// A bundle id or Services ID: printable, no spaces, at most 255 bytes.
+    static func clientID(_ value: String) -> String? {
+        !value.isEmpty && value.utf8.count <= 255 && value.utf8.allSatisfy { $0 > 32 && $0 < 127 }
+            ? nil : "expected a client id (1 to 255 printable characters, no spaces)"
+    }
+
+    /// A scenario user id: letters, digits, `.`, `_`, `-`.
+    static func userID(_ value: String) -> String? {
+        isKeyID(value) || (value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { $0 == 46 || isWordByte($0) })
+            ? nil : "expected 1 to 64 letters, digits, '.', '-' or '_'"
+    }
+
+    /// A plausible email address: one `@` with text on both sides.
+    static func email(_ value: String) -> String? {
+        let parts = value.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && !value.contains(" ")
+            ? nil : "expected an email address"
+    }
+
+    /// An absolute http or https URL with a host.
+    static func absoluteURL(_ value: String) -> String? {
+        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              let host = url.host, !host.isEmpty else {
+            return "expected an absolute URL"
+        }
+        return nil
+    }
+
+    /// Apple's own rules for return URLs (apple-reference.md §1.2): https, a domain name (no IP
+    /// address, no localhost), no fragment.
+    static func strictRedirectURI(_ value: String) -> String? {
+        guard let url = URL(string: value), let host = url.host?.lowercased() else { return "expected an absolute URL" }
+        if url.scheme?.lowercased() != "https" { return "expected an https URL (strict_redirect_uris is on)" }
+        if host == "localhost" || host.hasSuffix(".localhost") { return "expected a domain name, not localhost (strict_redirect_uris is on)" }
+        if host.contains(":") || host.split(separator: ".").allSatisfy({ $0.allSatisfy(\.isNumber) }) {
+            return "expected a domain name, not an IP address (strict_redirect_uris is on)"
+        }
+        if value.contains("#") { return "expected no #fragment (strict_redirect_uris is on)" }
+        return nil
+    }
+
+    /// A key id: 1 to 64 letters, digits, `-` or `_`.
+    static func isKeyID(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= 64 && value.utf8.allSatisfy(isWordByte)
+    }
+
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 45 || byte == 95
+    }
+}

@@ -1,0 +1,69 @@
+import AppleIDMock
+import Foundation
+
+/// `appleid-mock`: dispatches to subcommands and maps failures to exit codes
+/// (0 ok, 1 runtime failure, 2 bad input).
+enum CommandLineTool {
+    static let usage = """
+    appleid-mock — a local stand-in for Sign in with Apple's server (appleid.apple.com)
+
+    usage: appleid-mock [serve] [options]          run the server (default)
+           appleid-mock client-secret [options]    mint an ES256 client_secret JWT
+           appleid-mock keys generate --out DIR    make fresh test keys
+           appleid-mock scenario print             write the built-in scenario
+           appleid-mock scenario check FILE        validate a scenario file
+
+    Run any command with --help for its options.
+    """
+
+    /// Runs the command line; returns the exit status.
+    static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
+        do {
+            guard let command = arguments.first, !command.hasPrefix("-") || command == "--help" || command == "-h" else {
+                return try ServeCommand.run(arguments, environment: environment)
+            }
+            let rest = Array(arguments.dropFirst())
+            switch command {
+            case "serve": return try ServeCommand.run(rest, environment: environment)
+            case "client-secret": return try ClientSecretCommand.run(rest)
+            case "keys": return try KeysCommand.run(rest)
+            case "scenario": return try ScenarioCommand.run(rest)
+            case "--help", "-h", "help": throw HelpRequested(usage: usage)
+            default: throw UsageError(message: "unknown command \"\(command)\"", usage: usage)
+            }
+        } catch let help as HelpRequested {
+            Output.out(help.usage)
+            return 0
+        } catch let error as UsageError {
+            Output.err("appleid-mock: \(error.message)\n\n\(error.usage)")
+            return 2
+        } catch let error as CommandFailure {
+            Output.err("appleid-mock: \(error.message)")
+            return error.status
+        } catch {
+            Output.err("appleid-mock: \(error)")
+            return 1
+        }
+    }
+}
+
+/// A command that ran but failed; carries its exit status.
+struct CommandFailure: Error {
+    /// What went wrong.
+    let message: String
+    /// 1 for runtime failures, 2 for bad input.
+    let status: Int32
+}
+
+/// Writes whole lines to stdout and stderr, unbuffered.
+enum Output {
+    /// Writes `text` and a newline to stdout.
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    /// Writes `text` and a newline to stderr.
+    static func err(_ text: String) {
+        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+}

@@ -1,0 +1,3 @@
+import Foundation
+
+exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))

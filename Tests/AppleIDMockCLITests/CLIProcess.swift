@@ -1,0 +1,84 @@
+import Foundation
+import XCTest
+
+/// Runs the built `appleid-mock` binary as a child process.
+struct CLIProcess {
+    /// The repository root, where `Keys/` lives.
+    static let root: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// `.build/<config>/appleid-mock`, next to the test bundle.
+    static let binary: String = {
+        var url = Bundle(for: BundleMarker.self).bundleURL
+        if url.pathExtension == "xctest" { url.deleteLastPathComponent() }
+        return url.appendingPathComponent("appleid-mock").path
+    }()
+
+    /// What a finished run produced.
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs to completion and collects output.
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: String = root) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A running `serve` process whose first stdout line has been read.
+    final class Server {
+        let process = Process()
+        let firstLine: String
+        private let out = Pipe()
+        private let err = Pipe()
+
+        init(_ arguments: [String], environment: [String: String] = [:], directory: String = CLIProcess.root) throws {
+            process.executableURL = URL(fileURLWithPath: CLIProcess.binary)
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            var line: [UInt8] = []
+            let handle = out.fileHandleForReading
+            while true {
+                let byte = handle.readData(ofLength: 1)
+                if byte.isEmpty || byte.first == 10 { break }
+                line.append(contentsOf: byte)
+            }
+            firstLine = String(decoding: line, as: UTF8.self)
+        }
+
+        /// The port from `listening on http://HOST:PORT`.
+        var port: Int? { firstLine.split(separator: ":").last.flatMap { Int($0) } }
+
+        /// Sends `signal` and returns the exit status and the rest of stdout.
+        func stop(signal: Int32 = SIGTERM) -> (status: Int32, rest: String) {
+            kill(process.processIdentifier, signal)
+            let rest = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: rest, as: UTF8.self))
+        }
+    }
+}
+
+private final class BundleMarker {}

@@ -1,0 +1,90 @@
+import AppleIDMock
+import JOSE
+import MiniHTTPTesting
+import XCTest
+
+final class KeysEndpointTests: XCTestCase {
+    func testKeysEndpoint_ServesThreeRSAKeysShapedAsApples() throws {
+        let server = try startMock()
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let response = try client.roundTrip("GET", "/auth/keys")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.headers["Content-Type"], "application/json;charset=UTF-8")
+        let set = try jsonObject(response.body)
+        XCTAssertEqual(set.keys, ["keys"])
+        let keys = try XCTUnwrap(set["keys"]?.arrayValue)
+        XCTAssertEqual(keys.count, 3)
+        var kids: [String] = []
+        for key in keys {
+            let object = try XCTUnwrap(key.objectValue)
+            XCTAssertEqual(object.keys, ["kty", "kid", "use", "alg", "n", "e"])
+            XCTAssertEqual(object["kty"], "RSA")
+            XCTAssertEqual(object["use"], "sig")
+            XCTAssertEqual(object["alg"], "RS256")
+            XCTAssertEqual(object["e"], "AQAB")
+            XCTAssertEqual(Base64URL.decode(try XCTUnwrap(object["n"]?.stringValue))?.count, 256)
+            kids.append(try XCTUnwrap(object["kid"]?.stringValue))
+        }
+        XCTAssertEqual(kids.sorted(), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
+    }
+
+    func testKeysEndpoint_ShufflesOrderBetweenFetches_UnlessTurnedOff() throws {
+        let shuffling = try startMock()
+        defer { shuffling.stop() }
+        let client = try RawHTTPClient(port: shuffling.port)
+        var orders = Set<String>()
+        for _ in 0..<40 { orders.insert(try client.roundTrip("GET", "/auth/keys").text) }
+        XCTAssertGreaterThan(orders.count, 1, "Apple's key order changes between fetches")
+
+        let steady = try startMock { $0.scenario.compatibility.shuffleKeys = false }
+        defer { steady.stop() }
+        let other = try RawHTTPClient(port: steady.port)
+        var steadyOrders = Set<String>()
+        for _ in 0..<40 { steadyOrders.insert(try other.roundTrip("GET", "/auth/keys").text) }
+        XCTAssertEqual(steadyOrders.count, 1)
+    }
+
+    func testKeysEndpoint_RejectsPostWith405() throws {
+        let server = try startMock()
+        defer { server.stop() }
+        let response = try RawHTTPClient(port: server.port).roundTrip("POST", "/auth/keys")
+        XCTAssertEqual(response.status, 405)
+        XCTAssertEqual(response.headers["Allow"], "GET, HEAD")
+    }
+
+    func testKeysEndpoint_HeadReturnsHeadersOnly() throws {
+        let server = try startMock { $0.scenario.compatibility.shuffleKeys = false }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let get = try client.roundTrip("GET", "/auth/keys")
+        let head = try client.roundTrip("HEAD", "/auth/keys")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.body, [])
+        XCTAssertEqual(head.headers["Content-Length"], "\(get.body.count)")
+    }
+
+    func testKeysEndpoint_GeneratesMissingKeys_WhenDirectoryHoldsFewer() throws {
+        let server = try startMock { $0.scenario.signingKeys.count = 4 }
+        defer { server.stop() }
+        let keys = server.domain.keyRing.keys.map(\.keyID)
+        XCTAssertEqual(Array(keys.prefix(3)), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
+        XCTAssertEqual(keys[3].count, 10)
+        XCTAssertFalse(keys.prefix(3).contains(keys[3]))
+    }
+
+    func testKeyRing_RefusesMissingDirectoryAndWrongKeys() throws {
+        XCTAssertEqual(assertThrows(try KeyRing.load(count: 1, directory: "/nonexistent/keys", activeKeyID: nil)) as? KeyRingError,
+                       .directoryMissing("/nonexistent/keys"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyring-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "garbage".write(toFile: directory + "/BadKey0001.pem", atomically: true, encoding: .utf8)
+        guard case .unreadable(let path, _) = assertThrows(try KeyRing.load(count: 1, directory: directory, activeKeyID: nil)) as? KeyRingError else {
+            return XCTFail("expected unreadable")
+        }
+        XCTAssertEqual(path, directory + "/BadKey0001.pem")
+        XCTAssertEqual(assertThrows(try KeyRing.load(count: 1, directory: nil, activeKeyID: "NoSuchKid1")) as? KeyRingError,
+                       .unknownKeyID("NoSuchKid1"))
+    }
+}

@@ -1,0 +1,149 @@
+@testable import AppleIDMock
+import JOSE
+import XCTest
+
+final class ScenarioLoaderTests: XCTestCase {
+    /// The default scenario as a mutable JSON object, for building broken twins.
+    private func defaultObject() -> JSONObject {
+        guard case .object(let object) = Scenario.default.json else { fatalError("scenario JSON is an object") }
+        return object
+    }
+
+    private func problems(_ object: JSONObject, file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        problems(JSONWriter.compact(.object(object)), file: file, line: line)
+    }
+
+    private func problems(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) -> [String] {
+        do {
+            _ = try Scenario.load(json: bytes)
+            XCTFail("expected the scenario to be rejected", file: file, line: line)
+            return []
+        } catch {
+            return error.problems.map(\.description)
+        }
+    }
+
+    private func editing(_ path: [Any], _ value: JSONValue?) -> JSONObject {
+        func edit(_ node: JSONValue, _ rest: ArraySlice<Any>) -> JSONValue? {
+            guard let step = rest.first else { return value }
+            switch (node, step) {
+            case (.object(var object), let key as String):
+                object[key] = object[key].flatMap { edit($0, rest.dropFirst()) } ?? (rest.count == 1 ? value : nil)
+                return .object(object)
+            case (.array(var items), let index as Int):
+                if let replaced = edit(items[index], rest.dropFirst()) { items[index] = replaced } else { items.remove(at: index) }
+                return .array(items)
+            default:
+                fatalError("bad edit path")
+            }
+        }
+        guard case .object(let object) = edit(.object(defaultObject()), path[...]) else { fatalError() }
+        return object
+    }
+
+    func testScenario_DefaultRoundTripsThroughPrettyJSON() throws {
+        let loaded = try Scenario.load(json: Array(Scenario.default.prettyJSON.utf8))
+        XCTAssertEqual(loaded, Scenario.default)
+    }
+
+    func testScenario_MinimalFileGetsDefaults() throws {
+        let minimal = """
+        {"teams":[{"team_id":"ABCDE12345","developer_keys":[{"key_id":"KEY1234567","public_key":\(JSONWriter.compact(.string(Scenario.defaultDeveloperPublicKey)).string)}],
+          "clients":[{"client_id":"org.example.app","type":"app_id"}]}],
+         "users":[{"id":"carol","email":"carol@example.org"}]}
+        """
+        let scenario = try Scenario.load(json: Array(minimal.utf8))
+        XCTAssertEqual(scenario.lifetimes, Scenario.Lifetimes())
+        XCTAssertEqual(scenario.compatibility, Compatibility())
+        XCTAssertEqual(scenario.users[0].realUserStatus, 2)
+        XCTAssertEqual(scenario.signingKeys.count, 3)
+    }
+
+    func testScenario_RejectsRedirectURIThatIsNotAbsolute_NamingItsPath() {
+        let broken = editing(["teams", 0, "clients", 1, "redirect_uris", 0], "callback")
+        XCTAssertEqual(problems(broken), ["teams[0].clients[1].redirect_uris[0]: expected an absolute URL"])
+    }
+
+    func testScenario_RejectsUnknownKeys() {
+        var object = defaultObject()
+        object["colour"] = "blue"
+        XCTAssertEqual(problems(object), [
+            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve)",
+        ])
+        let nested = editing(["users", 0, "nickname"], "al")
+        XCTAssertEqual(problems(nested).first?.hasPrefix("users[0].nickname: unknown key"), true)
+    }
+
+    func testScenario_RejectsWrongTypesAndRanges() {
+        XCTAssertEqual(problems(editing(["users", 1, "hide_email"], "yes")), ["users[1].hide_email: expected true or false, found \"yes\""])
+        XCTAssertEqual(problems(editing(["users", 0, "real_user_status"], 3)), ["users[0].real_user_status: expected an integer from 0 to 2, found 3"])
+        XCTAssertEqual(problems(editing(["lifetimes", "authorization_code"], 0)), ["lifetimes.authorization_code: expected an integer from 1 to 31622400, found 0"])
+        XCTAssertEqual(problems(editing(["compatibility", "email_verified"], "yes")),
+                       ["compatibility.email_verified: expected \"boolean\" or \"string\", found \"yes\""])
+        XCTAssertEqual(problems(editing(["teams"], .object(JSONObject()))), ["teams: expected an array, found an object"])
+    }
+
+    func testScenario_RejectsMissingRequiredKeys() {
+        XCTAssertEqual(problems(editing(["teams", 0, "team_id"], nil)), ["teams[0].team_id: missing required key"])
+        XCTAssertEqual(problems(editing(["users"], nil)), ["users: missing required key"])
+        XCTAssertEqual(problems(editing(["teams", 0, "clients", 1, "primary_app_id"], .null)),
+                       ["teams[0].clients[1].primary_app_id: missing required key (a Services ID is grouped with a primary App ID)"])
+    }
+
+    func testScenario_RejectsBadIdentifiersAndKeys() {
+        XCTAssertEqual(problems(editing(["teams", 0, "team_id"], "team1")),
+                       ["teams[0].team_id: expected a 10-character Team ID of upper-case letters and digits"])
+        XCTAssertEqual(problems(editing(["teams", 0, "developer_keys", 0, "public_key"], "not a key")),
+                       ["teams[0].developer_keys[0].public_key: expected a PEM P-256 public key (-----BEGIN PUBLIC KEY-----)"])
+        XCTAssertEqual(problems(editing(["users", 0, "email"], "alice")), ["users[0].email: expected an email address"])
+    }
+
+    func testScenario_RejectsDuplicatesAndDanglingReferences() {
+        XCTAssertEqual(problems(editing(["users", 1, "id"], "alice")), ["users[1].id: duplicate user id \"alice\""])
+        XCTAssertEqual(problems(editing(["teams", 0, "clients", 1, "client_id"], "com.example.app")),
+                       ["teams[0].clients[1].client_id: duplicate client id \"com.example.app\" (client ids are unique across teams)",
+                        "teams[0].clients[1].primary_app_id: expected the client_id of another app_id in this team"])
+        XCTAssertEqual(problems(editing(["auto_approve"], ["user": "mallory"])),
+                       ["auto_approve.user: expected the id of a user in users, found \"mallory\""])
+    }
+
+    func testScenario_StrictRedirectURIsEnforcesApplesRules_OnlyWhenOn() throws {
+        // Off (default): the built-in http://localhost callback is accepted.
+        XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(defaultObject()))))
+        let strict = editing(["compatibility", "strict_redirect_uris"], true)
+        XCTAssertEqual(problems(strict), ["teams[0].clients[1].redirect_uris[1]: expected an https URL (strict_redirect_uris is on)"])
+        var ip = editing(["compatibility", "strict_redirect_uris"], true)
+        guard case .array(var teams) = ip["teams"], case .object(var team) = teams[0], case .array(var clients) = team["clients"],
+              case .object(var web) = clients[1] else { return XCTFail("shape") }
+        web["redirect_uris"] = ["https://10.0.0.1/cb", "https://localhost/cb", "https://app.example.com/cb#x", "https://app.example.com/ok"]
+        clients[1] = .object(web)
+        team["clients"] = .array(clients)
+        teams[0] = .object(team)
+        ip["teams"] = .array(teams)
+        XCTAssertEqual(problems(ip), [
+            "teams[0].clients[1].redirect_uris[0]: expected a domain name, not an IP address (strict_redirect_uris is on)",
+            "teams[0].clients[1].redirect_uris[1]: expected a domain name, not localhost (strict_redirect_uris is on)",
+            "teams[0].clients[1].redirect_uris[2]: expected no #fragment (strict_redirect_uris is on)",
+        ])
+    }
+
+    func testScenario_ReportsEveryProblemAtOnce() {
+        var object = editing(["users", 0, "email"], 5)
+        object["lifetimes"] = ["id_token": "long"]
+        XCTAssertEqual(problems(object), [
+            "users[0].email: expected a string, found a number",
+            "lifetimes.id_token: expected an integer from 1 to 31622400, found \"long\"",
+        ])
+    }
+
+    func testScenario_RejectsInvalidJSONWithPosition() {
+        let found = problems(Array("{\"teams\": [,]}".utf8))
+        XCTAssertEqual(found.count, 1)
+        XCTAssertTrue(found[0].hasPrefix("$: invalid JSON: line 1, column 12"), found[0])
+        XCTAssertEqual(problems(Array("[]".utf8)), ["$: expected an object, found an array"])
+    }
+}
+
+extension Array where Element == UInt8 {
+    var string: String { String(decoding: self, as: UTF8.self) }
+}
