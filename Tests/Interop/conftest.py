@@ -1,0 +1,37 @@
+"""Shared fixtures: a live appleid-mock process on an ephemeral port."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("APPLEID_MOCK_BIN", str(ROOT / ".build" / "debug" / "appleid-mock"))
+
+
+class MockProcess:
+    def __init__(self, *args):
+        self.process = subprocess.Popen(
+            [BINARY, "serve", "--port", "0", *args],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("listening on "):
+            self.process.kill()
+            raise RuntimeError(f"unexpected first line {line!r}: {self.process.stderr.read()}")
+        self.url = line.removeprefix("listening on ")
+
+    def stop(self):
+        self.process.terminate()
+        assert self.process.wait(timeout=20) == 0
+
+
+@pytest.fixture
+def mock():
+    server = MockProcess()
+    yield server
+    server.stop()
+
+
+def run_cli(*args):
+    return subprocess.run([BINARY, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
