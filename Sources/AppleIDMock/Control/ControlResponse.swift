@@ -9,8 +9,8 @@ enum ControlResponse {
     }
 
     /// `{"error": message, "field": field}` with status 400 (or as given).
-    static func error(_ message: String, field: String?, status: HTTPStatus = .badRequest) -> HTTPResponse {
-        var body = JSONObject()
+    static func error(_ message: String, field: String?, status: HTTPStatus = .badRequest, extra: JSONObject = JSONObject()) -> HTTPResponse {
+        var body = extra
         body["error"] = .string(message)
         body["field"] = field.map(JSONValue.string) ?? .null
         return json(.object(body), status: status)

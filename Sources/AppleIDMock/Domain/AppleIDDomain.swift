@@ -13,6 +13,18 @@ public final class AppleIDDomain: Sendable {
     public let issuer: String
     /// Randomness for identifiers.
     public let random: RandomSource
+    /// Every client with its team, index and app group.
+    public let clients: ClientDirectory
+    /// Who authorized which app group.
+    public let consents = ConsentStore()
+    /// Outstanding authorization codes.
+    public let codes = CodeStore()
+    /// Team transfers.
+    public let transfers = TransferStore()
+    /// Access and refresh token minting and reading.
+    public let tokens: TokenCodec
+    /// client_secret checks.
+    public let clientSecrets: ClientSecretVerifier
 
     /// Builds the domain from a configuration: loads the signing keys.
     public init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
@@ -20,6 +32,9 @@ public final class AppleIDDomain: Sendable {
         clock = configuration.clock
         issuer = configuration.issuer
         random = configuration.random
+        clients = ClientDirectory(scenario: configuration.scenario)
+        tokens = TokenCodec(random: configuration.random)
+        clientSecrets = ClientSecretVerifier(scenario: configuration.scenario)
         let settings = configuration.scenario.signingKeys
         do {
             keyRing = try KeyRing.load(count: settings.count, directory: configuration.keysDirectory ?? settings.directory,

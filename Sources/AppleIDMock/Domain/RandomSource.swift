@@ -18,11 +18,11 @@ public struct RandomSource: Sendable {
     /// `count` characters from `alphabet`, without modulo bias.
     public func string(_ count: Int, alphabet: String) -> String {
         let symbols = Array(alphabet.utf8)
-        let limit = UInt8(256 - 256 % symbols.count)
+        let limit = 256 - 256 % symbols.count
         var out: [UInt8] = []
         out.reserveCapacity(count)
         while out.count < count {
-            for byte in bytes(count * 2) where byte < limit && out.count < count {
+            for byte in bytes(count * 2) where Int(byte) < limit && out.count < count {
                 out.append(symbols[Int(byte) % symbols.count])
             }
         }

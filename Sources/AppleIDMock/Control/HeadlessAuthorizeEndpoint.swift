@@ -1,0 +1,61 @@
+import JOSE
+import MiniHTTP
+
+/// `POST /__mock/authorize`: the authorize flow without a browser. Takes the authorize
+/// parameters and the user's choices as JSON and answers how Apple would deliver the result:
+/// `{"form": {…}, "method": "GET"|"POST", "url": …}` — hand it to the backend's callback.
+struct HeadlessAuthorizeEndpoint: Sendable {
+    let domain: AppleIDDomain
+
+    static let parameterFields = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
+                                  "code_challenge", "code_challenge_method"]
+    static let choiceFields = ["user", "hide_email", "given_name", "family_name", "cancel"]
+
+    func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try ControlRequest(request, known: Self.parameterFields + Self.choiceFields)
+        var parameters: [String: String] = [:]
+        for name in Self.parameterFields {
+            if let value = try body.optionalString(name) { parameters[name] = value }
+        }
+        let validated: AuthorizeRequest
+        do {
+            validated = try domain.validateAuthorize(parameters)
+        } catch {
+            return Self.failure(error)
+        }
+        let delivery: Delivery
+        if try body.optionalBool("cancel") == true {
+            delivery = domain.cancel(validated)
+        } else {
+            guard let user = try body.optionalString("user") ?? domain.scenario.autoApprove?.user else {
+                throw ControlRequest.Failure(message: "missing required field", field: "user")
+            }
+            let approval = AppleIDDomain.Approval(userID: user, hideEmail: try body.optionalBool("hide_email") ?? domain.scenario.autoApprove?.hideEmail,
+                                                  givenName: try body.optionalString("given_name"),
+                                                  familyName: try body.optionalString("family_name"))
+            do {
+                delivery = try domain.approve(validated, approval)
+            } catch let error as AuthorizeError {
+                return Self.failure(error)
+            }
+        }
+        var form = JSONObject()
+        var answer = JSONObject()
+        if delivery.method == "POST" {
+            for (name, value) in delivery.parameters { form[name] = .string(value) }
+            answer["url"] = .string(delivery.redirectURI)
+        } else {
+            answer["url"] = .string(AuthorizePages.location(delivery))
+        }
+        answer["method"] = .string(delivery.method)
+        answer["form"] = .object(form)
+        return ControlResponse.json(.object(answer))
+    }
+
+    /// A configuration error: the message, the field, and Apple's code.
+    static func failure(_ error: AuthorizeError) -> HTTPResponse {
+        var extra = JSONObject()
+        extra["apple_error"] = .string(error.code)
+        return ControlResponse.error(error.message, field: error.field, extra: extra)
+    }
+}

@@ -1,0 +1,82 @@
+/// A validated `/auth/authorize` request (apple-reference.md §1.2).
+public struct AuthorizeRequest: Sendable, Equatable {
+    /// The Services ID.
+    public var clientID: String
+    /// Exactly one of the Services ID's registered return URLs.
+    public var redirectURI: String
+    /// Whether an id_token is delivered with the code (`code id_token`).
+    public var wantsIDToken: Bool
+    /// `query`, `fragment` or `form_post`.
+    public var responseMode: String
+    /// Requested scopes in order (`openid`, `name`, `email`).
+    public var scopes: [String]
+    /// Echoed back unchanged.
+    public var state: String?
+    /// Echoed into the id_token.
+    public var nonce: String?
+    /// PKCE challenge.
+    public var codeChallenge: String?
+    /// PKCE method, `S256` or `plain`.
+    public var codeChallengeMethod: String?
+
+    /// The parameters that reproduce this request (for the consent page's hidden fields).
+    public var parameters: [(String, String)] {
+        var out: [(String, String)] = [("client_id", clientID), ("redirect_uri", redirectURI),
+                                       ("response_type", wantsIDToken ? "code id_token" : "code"), ("response_mode", responseMode)]
+        if !scopes.isEmpty { out.append(("scope", scopes.joined(separator: " "))) }
+        if let state { out.append(("state", state)) }
+        if let nonce { out.append(("nonce", nonce)) }
+        if let codeChallenge { out.append(("code_challenge", codeChallenge)) }
+        if let codeChallengeMethod { out.append(("code_challenge_method", codeChallengeMethod)) }
+        return out
+    }
+
+    /// Equality over every field.
+    public static func == (lhs: AuthorizeRequest, rhs: AuthorizeRequest) -> Bool {
+        lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
+    }
+}
+
+/// An `/auth/authorize` configuration error: never redirected, shown on Apple's error page
+/// (apple-reference.md §2.2).
+public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Apple's error code (`invalid_request`, `invalid_client`, `invalid_scope`, …).
+    public var code: String
+    /// Apple's message where known.
+    public var message: String
+    /// The parameter at fault.
+    public var field: String
+
+    /// `Invalid client id or web redirect url.` — unknown client, a bundle id, or an
+    /// unregistered return URL (§2.2 [O]).
+    static func clientOrRedirect(_ field: String) -> AuthorizeError {
+        AuthorizeError(code: "invalid_request", message: "Invalid client id or web redirect url.", field: field)
+    }
+
+    /// Apple's general wording for missing or unsupported parameters (§2.2, 2019 [O]).
+    static func unsupported(_ field: String) -> AuthorizeError {
+        AuthorizeError(code: "invalid_request", message: "Request missing required parameter or unsupported parameters or invalid redirect url",
+                       field: field)
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code): \(message)" }
+}
+
+/// Where and how the authorization response reaches the client (§1.2 "Response delivery").
+public struct Delivery: Sendable, Equatable {
+    /// `query`, `fragment` or `form_post`.
+    public var responseMode: String
+    /// The registered return URL.
+    public var redirectURI: String
+    /// Response parameters in order.
+    public var parameters: [(String, String)]
+
+    /// `GET` for a redirect, `POST` for form_post.
+    public var method: String { responseMode == "form_post" ? "POST" : "GET" }
+
+    /// Equality over every field.
+    public static func == (lhs: Delivery, rhs: Delivery) -> Bool {
+        lhs.responseMode == rhs.responseMode && lhs.redirectURI == rhs.redirectURI && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
+    }
+}

@@ -1,0 +1,44 @@
+import JOSE
+
+/// Checks a `client_secret` JWT exactly as Apple does (apple-reference.md §3): ES256 with a raw
+/// 64-byte signature, `kid` a registered key of the client's team, `iss` the Team ID, `sub` the
+/// client id, `aud` `https://appleid.apple.com`, `exp` in the future but at most 15777000 s
+/// ahead, `iat` not in the future. Every failure is `invalid_client` with no description.
+public struct ClientSecretVerifier: Sendable {
+    /// Apple's audience for client secrets.
+    public static let audience = "https://appleid.apple.com"
+
+    private let keys: [String: [String: P256PublicKey]]
+    private let leeway: Int64
+
+    /// A verifier for the scenario's teams and their developer keys.
+    public init(scenario: Scenario) {
+        var keys: [String: [String: P256PublicKey]] = [:]
+        for team in scenario.teams {
+            for key in team.developerKeys {
+                keys[team.teamID, default: [:]][key.keyID] = try? P256PublicKey(pem: key.publicKeyPEM)
+            }
+        }
+        self.keys = keys
+        leeway = Int64(scenario.compatibility.clientSecretIATLeeway)
+    }
+
+    /// Verifies `secret` for `clientID` of `teamID` at `now`; throws `invalid_client`.
+    public func verify(_ secret: String, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
+        guard let token = try? CompactJWS.parse(secret),
+              token.header["alg"] == .string("ES256"),
+              case .string(let keyID)? = token.header["kid"],
+              let key = keys[teamID]?[keyID],
+              token.verifyES256(with: key),
+              let claims = token.payloadJSON,
+              claims["iss"] == .string(teamID),
+              claims["sub"] == .string(clientID),
+              claims["aud"] == .string(Self.audience),
+              case .int(let expiresAt)? = claims["exp"],
+              case .int(let issuedAt)? = claims["iat"],
+              expiresAt > now,
+              expiresAt - now <= Int64(ClientSecret.maxLifetime),
+              issuedAt <= now + leeway
+        else { throw .invalidClient }
+    }
+}

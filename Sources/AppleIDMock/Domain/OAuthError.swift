@@ -1,0 +1,56 @@
+import JOSE
+
+/// An error from Apple's token, revoke and migration endpoints (apple-reference.md §2.1):
+/// always HTTP 400, `{"error": code}` plus `error_description` only where Apple sends one.
+public struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// One of `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
+    /// `unsupported_grant_type`, `invalid_scope`.
+    public var code: String
+    /// Apple's description, when Apple gives one.
+    public var errorDescription: String?
+
+    /// An error with an optional description.
+    public init(_ code: String, _ description: String? = nil) {
+        self.code = code
+        self.errorDescription = description
+    }
+
+    /// `invalid_request`.
+    public static let invalidRequest = OAuthError("invalid_request")
+    /// `invalid_client` — Apple never describes it (§3).
+    public static let invalidClient = OAuthError("invalid_client")
+    /// `invalid_grant` with no description.
+    public static let invalidGrant = OAuthError("invalid_grant")
+    /// `unsupported_grant_type`.
+    public static let unsupportedGrantType = OAuthError("unsupported_grant_type")
+    /// `invalid_scope`.
+    public static let invalidScope = OAuthError("invalid_scope")
+    /// `unauthorized_client`.
+    public static let unauthorizedClient = OAuthError("unauthorized_client")
+
+    /// `The code has already been used.` (§2.1 [O]).
+    public static let codeAlreadyUsed = OAuthError("invalid_grant", "The code has already been used.")
+    /// `The code has expired or has been revoked.` (§2.1 [O]).
+    public static let codeExpired = OAuthError("invalid_grant", "The code has expired or has been revoked.")
+
+    /// `client_id mismatch. The code was not issued to <client_id>.` (§2.1 [O]).
+    public static func clientMismatch(_ clientID: String) -> OAuthError {
+        OAuthError("invalid_grant", "client_id mismatch. The code was not issued to \(clientID).")
+    }
+
+    /// `redirect_uri mismatch. The code was not issued to <redirect_uri>.` (§2.1 [O]).
+    public static func redirectMismatch(_ redirectURI: String) -> OAuthError {
+        OAuthError("invalid_grant", "redirect_uri mismatch. The code was not issued to \(redirectURI).")
+    }
+
+    /// The JSON body.
+    public var json: JSONValue {
+        var object = JSONObject()
+        object["error"] = .string(code)
+        if let errorDescription { object["error_description"] = .string(errorDescription) }
+        return .object(object)
+    }
+
+    /// `code: description`.
+    public var description: String { errorDescription.map { "\(code): \($0)" } ?? code }
+}

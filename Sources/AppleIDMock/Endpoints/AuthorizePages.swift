@@ -1,0 +1,97 @@
+import JOSE
+import MiniHTTP
+
+/// The pages `/auth/authorize` shows: consent, Apple's error page, and the form_post relay.
+enum AuthorizePages {
+    /// Apple's error page: an error code and message, never a redirect (apple-reference.md §2.2).
+    /// `json` format answers `{"error": code}` as TN3107 documents instead.
+    static func error(_ error: AuthorizeError, compatibility: Compatibility) -> HTTPResponse {
+        let status = HTTPStatus(compatibility.authorizeErrorStatus)
+        if compatibility.authorizeErrorFormat == .json {
+            var body = JSONObject()
+            body["error"] = .string(error.code)
+            return AppleResponse.json(JSONWriter.compact(.object(body)), status: status)
+        }
+        let body = """
+        <h1>Sign in with Apple</h1>
+        <p>Your request could not be completed because of an error. Please try again later.</p>
+        <p class="error-code" id="error-code">\(HTML.escape(error.code))</p>
+        <p class="error-message" id="error-message">\(HTML.escape(error.message))</p>
+        """
+        return htmlResponse(HTML.page(title: "Sign in with Apple", body: body), status: status)
+    }
+
+    /// The consent page: pick a scenario user, edit the name, Share or Hide My Email, then
+    /// Continue or Cancel. The form posts back to `/auth/authorize` with the request's parameters.
+    static func consent(_ request: AuthorizeRequest, scenario: Scenario) -> HTTPResponse {
+        let hidden = request.parameters.map { HTML.hidden($0.0, $0.1) }.joined(separator: "\n")
+        let users = scenario.users.enumerated().map { index, user in
+            """
+            <label><input type="radio" name="mock_user" value="\(HTML.escape(user.id))"\(index == 0 ? " checked" : "")> \
+            \(HTML.escape(user.givenName)) \(HTML.escape(user.familyName)) &lt;\(HTML.escape(user.email))&gt;</label>
+            """
+        }.joined(separator: "\n")
+        var sections = "<fieldset><legend>Apple Account</legend>\n\(users)\n</fieldset>"
+        if request.scopes.contains("name") {
+            sections += """
+
+            <fieldset><legend>Name</legend>
+            <input type="text" name="mock_given_name" placeholder="First name (as in the account)">
+            <input type="text" name="mock_family_name" placeholder="Last name (as in the account)">
+            </fieldset>
+            """
+        }
+        if request.scopes.contains("email") {
+            sections += """
+
+            <fieldset><legend>Email</legend>
+            <label><input type="radio" name="mock_email" value="account" checked> As set for this user</label>
+            <label><input type="radio" name="mock_email" value="share"> Share My Email</label>
+            <label><input type="radio" name="mock_email" value="hide"> Hide My Email</label>
+            </fieldset>
+            """
+        }
+        let body = """
+        <h1>Sign in with Apple</h1>
+        <p>Use your Apple Account to sign in to <strong>\(HTML.escape(request.clientID))</strong>.</p>
+        <form method="post" action="/auth/authorize" id="consent">
+        \(hidden)
+        \(sections)
+        <button type="submit" name="mock_action" value="continue" class="primary" id="continue">Continue</button>
+        <button type="submit" name="mock_action" value="cancel" class="secondary" id="cancel">Cancel</button>
+        </form>
+        """
+        return htmlResponse(HTML.page(title: "Sign in with Apple", body: body), status: .ok)
+    }
+
+    /// Delivers the authorization response: a 302 with query or fragment, or an auto-submitting
+    /// form POST with a visible button for browsers without JavaScript (§1.2).
+    static func deliver(_ delivery: Delivery) -> HTTPResponse {
+        switch delivery.responseMode {
+        case "form_post":
+            let fields = delivery.parameters.map { HTML.hidden($0.0, $0.1) }.joined(separator: "\n")
+            let body = """
+            <form method="post" action="\(HTML.escape(delivery.redirectURI))" id="response">
+            \(fields)
+            <noscript><p>JavaScript is off: press Continue to return to the app.</p></noscript>
+            <button type="submit" class="primary">Continue</button>
+            </form>
+            <script>document.getElementById("response").submit()</script>
+            """
+            return htmlResponse(HTML.page(title: "Sign in with Apple", body: body), status: .ok)
+        default:
+            return HTTPResponse(status: .found, headers: ["Location": location(delivery), "Cache-Control": "no-store"])
+        }
+    }
+
+    /// The redirect target of a query or fragment delivery.
+    static func location(_ delivery: Delivery) -> String {
+        let encoded = HTTPForm.encode(delivery.parameters)
+        if delivery.responseMode == "fragment" { return delivery.redirectURI + "#" + encoded }
+        return delivery.redirectURI + (delivery.redirectURI.contains("?") ? "&" : "?") + encoded
+    }
+
+    private static func htmlResponse(_ html: String, status: HTTPStatus) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: Array(html.utf8))
+    }
+}

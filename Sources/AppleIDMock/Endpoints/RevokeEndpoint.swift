@@ -1,0 +1,15 @@
+import MiniHTTP
+
+/// `POST /auth/revoke` (apple-reference.md §1.4): 200 with an empty body, even for unknown tokens.
+struct RevokeEndpoint: Sendable {
+    let domain: AppleIDDomain
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        do {
+            try domain.revoke(try AppleForm.fields(request))
+            return HTTPResponse(status: .ok)
+        } catch {
+            return AppleForm.error(error)
+        }
+    }
+}
