@@ -12,6 +12,7 @@ enum CommandLineTool {
            appleid-mock keys generate --out DIR    make fresh test keys
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
+           appleid-mock sign-in --user U --client ID   native sign-in against a running mock
 
     Run any command with --help for its options.
     """
@@ -28,6 +29,7 @@ enum CommandLineTool {
             case "client-secret": return try ClientSecretCommand.run(rest)
             case "keys": return try KeysCommand.run(rest)
             case "scenario": return try ScenarioCommand.run(rest)
+            case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)
             default: throw UsageError(message: "unknown command \"\(command)\"", usage: usage)
             }

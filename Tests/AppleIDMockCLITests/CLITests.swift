@@ -143,4 +143,39 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(keys.components(separatedBy: "\"kty\":\"RSA\"").count - 1, 3)
         XCTAssertFalse(keys.contains("W2ek7HdPaL"), "the committed keys live in the repository, not here")
     }
+
+    func testSignIn_PrintsNativeCredentialFromARunningMock_FirstTimeWithNameAndEmail() throws {
+        let server = try CLIProcess.Server(["--port", "0"])
+        let url = "http://127.0.0.1:\(try XCTUnwrap(server.port))"
+        defer { _ = server.stop() }
+        let first = try CLIProcess.run(["sign-in", "--user", "alice", "--client", "com.example.app", "--server", url, "--nonce", "n1"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        guard case .object(let credential) = try JSONParser.parse(Array(first.stdout.utf8)) else { return XCTFail(first.stdout) }
+        XCTAssertEqual(credential.keys, ["authorizationCode", "email", "fullName", "identityToken", "realUserStatus", "user"])
+        XCTAssertEqual(credential["email"], "alice@example.com")
+        XCTAssertEqual(credential["fullName"], .object(JSONObject([("familyName", "Appleseed"), ("givenName", "Alice")])))
+        XCTAssertEqual(credential["realUserStatus"], 2)
+        let token = try CompactJWS.parse(try XCTUnwrap(credential["identityToken"]?.stringValue))
+        XCTAssertEqual(token.payloadJSON?["nonce"], "n1")
+
+        let second = try CLIProcess.run(["sign-in", "--user", "alice", "--client", "com.example.app", "--server", url])
+        guard case .object(let again) = try JSONParser.parse(Array(second.stdout.utf8)) else { return XCTFail(second.stdout) }
+        XCTAssertEqual(again["email"], .null)
+        XCTAssertEqual(again["fullName"], .null)
+        XCTAssertEqual(again["user"], credential["user"])
+    }
+
+    func testSignIn_RejectsBadInput() throws {
+        let server = try CLIProcess.Server(["--port", "0"])
+        let url = "http://127.0.0.1:\(try XCTUnwrap(server.port))"
+        defer { _ = server.stop() }
+        let services = try CLIProcess.run(["sign-in", "--user", "alice", "--client", "com.example.web", "--server", url])
+        XCTAssertEqual(services.status, 2)
+        XCTAssertEqual(services.stderr, #"appleid-mock: the mock answered 400: {"error":"native sign-in needs an App ID (bundle id); \"com.example.web\" is a Services ID","field":"client_id"}"# + "\n")
+        XCTAssertEqual(try CLIProcess.run(["sign-in", "--client", "com.example.app", "--server", url]).stderr.split(separator: "\n").first,
+                       "appleid-mock: --user is required")
+        XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "a", "--client", "b", "--hide-email", "--share-email"]).status, 2)
+        XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "a", "--client", "b", "--server", "nowhere"]).status, 2)
+        XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "alice", "--client", "com.example.app", "--server", "http://127.0.0.1:1"]).status, 1)
+    }
 }

@@ -35,3 +35,28 @@ def mock():
 
 def run_cli(*args):
     return subprocess.run([BINARY, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def client_secret(client="com.example.web"):
+    result = run_cli("client-secret", "--client", client)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def hidden_fields(html):
+    """The name/value pairs of every hidden input of a page, in order."""
+    from html.parser import HTMLParser
+
+    class Collector(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.fields = {}
+
+        def handle_starttag(self, tag, attrs):
+            attributes = dict(attrs)
+            if tag == "input" and attributes.get("type") == "hidden":
+                self.fields[attributes["name"]] = attributes.get("value", "")
+
+    collector = Collector()
+    collector.feed(html)
+    return collector.fields
