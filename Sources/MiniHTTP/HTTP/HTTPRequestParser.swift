@@ -100,16 +100,18 @@ public struct HTTPRequestParser: Sendable {
     /// nil: need more bytes. `.some(nil)`: the head was consumed and a body phase began.
     /// `.some(request)`: a request without a body.
     private mutating func parseHead(scanned: Int) throws(HTTPParseError) -> HTTPRequest?? {
-        // RFC 9112 §2.2: ignore empty lines before the request line.
+        // RFC 9112 §2.2: ignore empty lines (CRLF) before the request line.
         while bufferedByteCount >= 2 && storage[start] == 13 && storage[start + 1] == 10 { start += 2 }
-        if bufferedByteCount == 1 && storage[start] == 10 { start += 1 }
-        var index = max(scanned - 3, start)
+        // Every LF must end a CRLF: a bare LF is rejected as soon as it arrives (RFC 9112 §2.2), so
+        // a head that uses LF alone is answered at once instead of waiting for a CRLFCRLF.
+        var index = max(scanned, start)
         let end = storage.count
         var terminator: Int?
-        while index + 3 < end {
-            if storage[index + 3] != 10 { index += storage[index + 3] == 13 ? 1 : 4; continue }
-            if storage[index] == 13 && storage[index + 1] == 10 && storage[index + 2] == 13 {
-                terminator = index
+        while index < end {
+            guard storage[index] == 10 else { index += 1; continue }
+            guard index > start, storage[index - 1] == 13 else { throw .malformed("bare LF in head") }
+            if index - start >= 3 && storage[index - 2] == 10 && storage[index - 3] == 13 {
+                terminator = index - 3
                 break
             }
             index += 1
@@ -248,7 +250,9 @@ public struct HTTPRequestParser: Sendable {
                     phase = .chunked(head, state, body: body)
                     return nil
                 }
-                let sizePart = storage[start..<lineEnd].prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 32 && $0 != 9 }
+                // RFC 9112 §7.1: chunk-size is 1*HEXDIG; only whitespace before a `;` extension (BWS) is allowed.
+                var sizePart = storage[start..<lineEnd].prefix { $0 != UInt8(ascii: ";") }
+                while let last = sizePart.last, last == 32 || last == 9 { sizePart.removeLast() }
                 guard !sizePart.isEmpty, sizePart.allSatisfy(Self.isHexDigit) else { throw .malformed("invalid chunk size") }
                 guard sizePart.count <= 8, let size = Int(String(decoding: sizePart, as: UTF8.self), radix: 16) else {
                     throw .bodyTooLarge

@@ -23,6 +23,9 @@ final class Connection {
     /// Whether the connection closes once the current response is written.
     var closeAfterResponse = false
     var continueSent = false
+    /// True while `processInput` runs: a response finished inside it returns to that loop instead
+    /// of recursing, so a burst of pipelined requests cannot overflow the loop thread's stack.
+    private var processingInput = false
     /// Monotonic times (ns): the current request's first byte, and the last progress.
     var requestStarted: UInt64?
     var lastActivity: UInt64
@@ -61,6 +64,9 @@ final class Connection {
 
     /// Parses and dispatches as many buffered requests as the state allows.
     func processInput(now: UInt64) {
+        guard !processingInput else { return }
+        processingInput = true
+        defer { processingInput = false }
         while state == .reading {
             let request: HTTPRequest?
             do {
@@ -91,7 +97,8 @@ final class Connection {
 
     private func dispatch(_ request: HTTPRequest, now: UInt64) {
         state = .handling
-        closeAfterResponse = !request.wantsKeepAlive || peerClosedInput || loop.isDraining
+        // A half-closed client still gets an answer to every complete request it pipelined.
+        closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
         updateInterest()
         let headOnly = request.method == .head
         let minor = request.minorVersion

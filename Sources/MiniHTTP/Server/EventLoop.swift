@@ -16,7 +16,8 @@ final class EventLoop: @unchecked Sendable {
     private let core: ServerCore
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let jobs = Mutex<[@Sendable (EventLoop) -> Void]>([])
+    /// Jobs from other threads; nil once the loop has ended and closed its descriptors.
+    private let jobs = Mutex<[@Sendable (EventLoop) -> Void]?>([])
     private var connections: [UInt64: Connection] = [:]
     private var nextID: UInt64 = 16
     private var listening = false
@@ -42,17 +43,20 @@ final class EventLoop: @unchecked Sendable {
 
     deinit {
         scratch.deallocate()
-        Syscall.close(wakeFD)
-        Syscall.close(epollFD)
+        releaseDescriptors()
     }
 
     // MARK: - Cross-thread entry points
 
-    /// Runs `job` on the loop's thread soon.
+    /// Runs `job` on the loop's thread soon; dropped once the loop has ended.
     func execute(_ job: @escaping @Sendable (EventLoop) -> Void) {
-        jobs.withLock { $0.append(job) }
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
+        jobs.withLock { jobs in
+            // Written under the lock, so the eventfd cannot be closed (and its number reused) meanwhile.
+            guard jobs != nil else { return }
+            jobs!.append(job)
+            var one: UInt64 = 1
+            _ = Glibc.write(wakeFD, &one, 8)
+        }
     }
 
     /// Stops accepting, closes idle connections and lets in-flight requests finish.
@@ -93,6 +97,19 @@ final class EventLoop: @unchecked Sendable {
         }
         for connection in Array(connections.values) { close(connection) }
         runJobs()
+        releaseDescriptors()
+    }
+
+    /// Closes the eventfd and epoll descriptors exactly once, when the loop ends (or, if it never
+    /// ran, when it is freed), so a stopped server holds no descriptors however long it is kept.
+    private func releaseDescriptors() {
+        let wasOpen = jobs.withLock { jobs in
+            defer { jobs = nil }
+            return jobs != nil
+        }
+        guard wasOpen else { return }
+        Syscall.close(wakeFD)
+        Syscall.close(epollFD)
     }
 
     private static func tickMilliseconds(_ limits: HTTPLimits) -> Int32 {
@@ -124,6 +141,11 @@ final class EventLoop: @unchecked Sendable {
             do {
                 fd = try Syscall.accept(core.listener.fd)
             } catch {
+                if error.code == EINVAL {
+                    // The listener was shut down by `HTTPServer.shutdown()`; this loop drains next.
+                    removeListener()
+                    return
+                }
                 if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
                     pauseListener(now: now)
                 } else if error.code != ECONNABORTED && !error.isWouldBlock {
@@ -176,8 +198,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func runJobs() {
         let pending = jobs.withLock { jobs in
-            let taken = jobs
-            jobs.removeAll()
+            let taken = jobs ?? []
+            if jobs != nil { jobs = [] }
             return taken
         }
         for job in pending { job(self) }

@@ -18,6 +18,7 @@ public final class HTTPServer: Sendable {
     private let loops: [EventLoop]
     private let stopped = DispatchGroup()
     private let shuttingDown = Atomic<Bool>(false)
+    private let runningLoops: Atomic<Int>
 
     private init(core: ServerCore, loops: [EventLoop]) {
         self.core = core
@@ -25,6 +26,7 @@ public final class HTTPServer: Sendable {
         self.host = core.listener.host
         self.port = core.listener.port
         self.loops = loops
+        self.runningLoops = Atomic(loops.count)
     }
 
     /// Binds, starts the event loops and returns the running server.
@@ -44,6 +46,7 @@ public final class HTTPServer: Sendable {
             server.stopped.enter()
             let thread = Thread { [server] in
                 loop.run()
+                server.loopEnded()
                 server.stopped.leave()
             }
             thread.name = "MiniHTTP-loop-\(index)"
@@ -64,7 +67,16 @@ public final class HTTPServer: Sendable {
     public func shutdown() {
         guard !shuttingDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for loop in loops { loop.beginDrain() }
-        stopped.notify(queue: .global()) { [core] in core.listener.close() }
+        // Refuse new connections now rather than leaving them queued, unserved, until the last
+        // in-flight request ends. The descriptor itself stays open until the loops are done.
+        core.listener.stopListening()
+    }
+
+    /// The last loop to end closes the listener, before `waitUntilStopped` can return.
+    private func loopEnded() {
+        if runningLoops.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            core.listener.close()
+        }
     }
 
     /// Blocks the calling thread until every loop has ended. Not for use inside async code.

@@ -81,6 +81,12 @@ final class ListeningSocket: Sendable {
         }
     }
 
+    /// Stops listening at once: new connections are refused, queued ones reset, and `accept`
+    /// fails with `EINVAL`. The descriptor stays open (its number cannot be reused) until `close()`.
+    func stopListening() {
+        _ = try? Syscall.call("shutdown") { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
     /// Closes the descriptor.
     func close() { Syscall.close(fd) }
 }

@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import MiniHTTP
+import MiniHTTPTesting
+import XCTest
+
+/// An error handlers throw that knows its response (the `HTTPResponseError` path).
+struct TeapotError: HTTPResponseError {
+    /// A 418 with a fixed body.
+    var response: HTTPResponse { .text("short and stout\n", status: HTTPStatus(418)) }
+}
+
+/// An error that knows nothing of HTTP (the 500 path).
+struct UnexpectedError: Error {}
+
+/// Live servers on port 0 with one fixed set of routes, and the helpers the server tests share.
+enum ServerFixture {
+    /// Routes every live-server test uses:
+    /// - `GET /hello` (immediate) → `hi`
+    /// - `GET /slow` (deferred, sleeps first) → `slow`
+    /// - `POST /echo` (deferred) → the body
+    /// - `POST /length` (immediate) → the body's byte count
+    /// - `GET /big?bytes=N` (immediate) → N bytes of `x`
+    /// - `GET /gated` (deferred) → `gated`, once `gate` opens
+    /// - `GET /teapot`, `GET /teapot-deferred` → `TeapotError`; `GET /crash`, `GET /crash-deferred` → `UnexpectedError`
+    static func router(gate: Gate = Gate()) -> Router {
+        var router = Router()
+        router.add(.get, "/hello", immediate: { _ in .text("hi") })
+        router.add(.get, "/slow", deferred: { _ in
+            try await Task.sleep(for: .milliseconds(100))
+            return .text("slow")
+        })
+        router.add(.post, "/echo", deferred: { request in .text(String(decoding: request.body, as: UTF8.self)) })
+        router.add(.post, "/length", immediate: { request in .text("\(request.body.count)") })
+        router.add(.get, "/big", immediate: { request in
+            let count = try request.queryParameters()["bytes"].flatMap { Int($0) } ?? 0
+            return HTTPResponse(body: [UInt8](repeating: UInt8(ascii: "x"), count: count))
+        })
+        router.add(.get, "/gated", deferred: { _ in
+            try await gate.pass()
+            return .text("gated")
+        })
+        router.add(.get, "/teapot", immediate: { _ in throw TeapotError() })
+        router.add(.get, "/teapot-deferred", deferred: { _ in throw TeapotError() })
+        router.add(.get, "/crash", immediate: { _ in throw UnexpectedError() })
+        router.add(.get, "/crash-deferred", deferred: { _ in throw UnexpectedError() })
+        return router
+    }
+
+    /// Timeouts long enough that a busy machine never trips them in tests that are not about them.
+    static let relaxed = HTTPServerConfiguration.testing(timeouts: 5)
+
+    /// Starts a server with `router()` (or `router`) on an ephemeral loopback port.
+    static func start(_ configuration: HTTPServerConfiguration = relaxed, gate: Gate = Gate(), router: Router? = nil) throws -> HTTPServer {
+        try HTTPServer.start(configuration: configuration, routes: (router ?? self.router(gate: gate)).build())
+    }
+
+    /// A client with a short read timeout, so a missing response fails the test instead of hanging it.
+    static func client(_ server: HTTPServer, host: String = "127.0.0.1", timeout: Double = 5) throws -> RawHTTPClient {
+        try RawHTTPClient(host: host, port: server.port, timeout: timeout)
+    }
+
+    /// The exact bytes the HTTP layer sends for its own protocol errors, which close the connection.
+    static func protocolError(_ code: Int) -> String {
+        let status = HTTPStatus(code)
+        let body = "\(code) \(status.reason)\n"
+        return "HTTP/1.1 \(code) \(status.reason)\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+    }
+
+    /// The exact bytes of a keep-alive `text/plain` 200.
+    static func okText(_ text: String) -> String {
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)"
+    }
+
+    /// Polls `condition` every 10 ms for at most `seconds`; true as soon as it holds. A bound, not a
+    /// timing assertion: tests assert on the condition, never on how long it took.
+    static func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
+
+    /// Descriptors this process has open (`/proc/self/fd`).
+    static func openDescriptorCount() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+    }
+
+    /// Sends bytes and ignores a reset or broken pipe: a server that rejects a request early may
+    /// close while the client is still sending, and the test then reads the answer it left.
+    static func sendIgnoringDisconnect(_ client: RawHTTPClient, _ bytes: [UInt8]) {
+        do {
+            try client.send(bytes)
+        } catch RawHTTPClient.Failure.system(_, let code) where code == EPIPE || code == ECONNRESET {
+            return
+        } catch {
+            XCTFail("send failed: \(error)")
+        }
+    }
+
+    /// Asserts that connecting to `port` is refused (nothing listens there).
+    static func assertRefused(port: Int, file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            _ = try RawHTTPClient(port: port, timeout: 2)
+            XCTFail("connection to port \(port) was accepted", file: file, line: line)
+        } catch RawHTTPClient.Failure.system("connect", let code) {
+            XCTAssertEqual(code, ECONNREFUSED, "connect errno", file: file, line: line)
+        } catch {
+            XCTFail("unexpected error \(error)", file: file, line: line)
+        }
+    }
+
+    /// Makes the next `close()` of `client` send a TCP reset instead of a FIN (SO_LINGER 0).
+    static func resetOnClose(_ client: RawHTTPClient) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    }
+}

@@ -1,0 +1,88 @@
+import Glibc
+import MiniHTTP
+import MiniHTTPTesting
+import XCTest
+
+/// Timeouts are small here (0.3 s). Tests assert on what the client sees — a 408, a close, a
+/// dropped connection — and bound every wait, but never assert on how long anything took.
+final class ServerTimeoutTests: XCTestCase {
+    private var server: HTTPServer!
+
+    override func setUpWithError() throws {
+        server = try ServerFixture.start(.testing(timeouts: 0.3))
+    }
+
+    override func tearDown() {
+        server.stop()
+        server = nil
+    }
+
+    /// True when `client` has bytes (or an end of stream) to read within `milliseconds`.
+    private func readable(_ client: RawHTTPClient, milliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, milliseconds) > 0
+    }
+
+    func testHeaderTimeout_Answers408AndCloses_WhenSlowlorisDripsHeaderBytes() throws {
+        let client = try ServerFixture.client(server)
+        try client.send("GET /hello HTTP/1.1\r\nHost: x\r\nX-Drip: ")
+        // One byte every 50 ms: each gap is well inside the 0.3 s timeout, the whole head never is.
+        var answered = false
+        for _ in 0..<100 {
+            if readable(client, milliseconds: 50) {
+                answered = true
+                break
+            }
+            try client.send("a")
+        }
+        XCTAssertTrue(answered, "the server kept waiting for a head that drips forever")
+        XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
+        XCTAssertTrue(try client.waitForClose())
+    }
+
+    func testHeaderTimeout_NotApplied_WhenHeadArrivesInPiecesPromptly() throws {
+        let client = try ServerFixture.client(server)
+        try client.send("GET /hello HT")
+        try client.send("TP/1.1\r\nHost: x\r")
+        try client.send("\n\r\n")
+        XCTAssertEqual(try client.readResponse().rawText, ServerFixture.okText("hi"))
+    }
+
+    func testRequestTimeout_Answers408AndCloses_WhenBodyStalls() throws {
+        let client = try ServerFixture.client(server)
+        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
+        XCTAssertTrue(try client.waitForClose())
+    }
+
+    func testIdleTimeout_ClosesKeepAliveConnection() throws {
+        let client = try ServerFixture.client(server)
+        XCTAssertEqual(try client.roundTrip("GET", "/hello").text, "hi")
+        XCTAssertTrue(try client.waitForClose())
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 })
+    }
+
+    func testIdleTimeout_ClosesConnectionThatNeverSendsAByte() throws {
+        let client = try ServerFixture.client(server)
+        XCTAssertTrue(try client.waitForClose())
+    }
+
+    func testWriteTimeout_DropsClientThatNeverReads_AndServesOthers() throws {
+        // 16 MiB cannot fit in the socket buffers of both ends, so the server stalls mid-write.
+        let stalled = try ServerFixture.client(server)
+        try stalled.send("GET /big?bytes=16777216 HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertFalse(try stalled.waitForClose(), "the response started")
+        // While it is stuck, others are served.
+        let other = try ServerFixture.client(server)
+        XCTAssertEqual(try other.roundTrip("GET", "/hello").text, "hi")
+        other.close()
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 }, "the stalled client was never dropped")
+        // What it can still read is a truncated response followed by the end of the stream.
+        XCTAssertThrowsError(try stalled.readResponse()) { error in
+            guard case RawHTTPClient.Failure.closed(let received) = error else { return XCTFail("\(error)") }
+            XCTAssertLessThan(received.count, 16 * 1024 * 1024)
+        }
+        let later = try ServerFixture.client(server)
+        XCTAssertEqual(try later.roundTrip("GET", "/hello").text, "hi")
+    }
+}
