@@ -6,19 +6,7 @@ import Glibc
 enum Syscall {
     /// Runs `body` until it does not fail with `EINTR`; a negative result throws.
     @discardableResult
-    static func call(_ name: String, _ body: () -> Int32) throws(SocketError) -> Int32 {
-        while true {
-            let result = body()
-            if result >= 0 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            throw SocketError(call: name, code: code)
-        }
-    }
-
-    /// `ssize_t` flavour of `call` for read/send.
-    @discardableResult
-    static func size(_ name: String, _ body: () -> Int) throws(SocketError) -> Int {
+    static func call<Result: SignedInteger>(_ name: String, _ body: () -> Result) throws(SocketError) -> Result {
         while true {
             let result = body()
             if result >= 0 { return result }
@@ -35,12 +23,12 @@ enum Syscall {
 
     /// Reads up to `count` bytes into `buffer`; 0 means end of stream.
     static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) throws(SocketError) -> Int {
-        try size("read") { Glibc.read(fd, buffer, count) }
+        try call("read") { Glibc.read(fd, buffer, count) }
     }
 
     /// Sends bytes with `MSG_NOSIGNAL`, so a vanished peer is an error and never a SIGPIPE.
     static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) throws(SocketError) -> Int {
-        try size("send") { Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL)) }
+        try call("send") { Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Accepts one pending connection as a non-blocking, close-on-exec descriptor.
