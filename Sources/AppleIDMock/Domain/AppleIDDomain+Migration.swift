@@ -18,7 +18,8 @@ extension AppleIDDomain {
                   now < record.createdAt + window, let user = scenario.user(record.userID) else { throw .invalidRequest }
             answer["sub"] = .string(Identity.subject(teamID: teamID, userID: user.id))
             if hidEmail(userID: user.id, teamID: record.fromTeam) {
-                answer["email"] = .string(Identity.relayAddress(teamID: record.fromTeam, userID: user.id))
+                // Relay addresses are team-scoped (§6): the receiving team gets its own.
+                answer["email"] = .string(Identity.relayAddress(teamID: teamID, userID: user.id))
                 answer["is_private_email"] = true
             }
             return answer
@@ -27,7 +28,7 @@ extension AppleIDDomain {
         guard target != teamID, clients.team(target) != nil,
               let user = scenario.users.first(where: { Identity.subject(teamID: teamID, userID: $0.id) == subject }),
               hasConsent(userID: user.id, teamID: teamID) else { throw .invalidRequest }
-        answer["transfer_sub"] = .string(transfers.record(userID: user.id, fromTeam: teamID, toTeam: target, now: now).transferSubject)
+        answer["transfer_sub"] = .string(transfers.record(userID: user.id, fromTeam: teamID, toTeam: target, now: now, window: window).transferSubject)
         return answer
     }
 

@@ -25,10 +25,11 @@ public final class TransferStore: Sendable {
 
     /// The record for a user moving between teams, created on first request; the
     /// `transfer_sub` is one-to-one per (user, target team) and stable across requests (§8).
-    public func record(userID: String, fromTeam: String, toTeam: String, now: Int64) -> Record {
+    /// Asking again after the window has closed starts a new window (TN3159: transfer again).
+    public func record(userID: String, fromTeam: String, toTeam: String, now: Int64, window: Int64) -> Record {
         let subject = Identity.subject(teamID: "transfer|\(fromTeam)|\(toTeam)", userID: userID)
         return state.withLock { records in
-            if let existing = records[subject] { return existing }
+            if let existing = records[subject], now < existing.createdAt + window { return existing }
             let record = Record(userID: userID, fromTeam: fromTeam, toTeam: toTeam, transferSubject: subject, createdAt: now)
             records[subject] = record
             return record

@@ -1,0 +1,228 @@
+import AppleIDMock
+import JOSE
+import MiniHTTP
+import MiniHTTPTesting
+import XCTest
+
+/// Every client_secret fault is `400 {"error":"invalid_client"}` with no description
+/// (apple-reference.md §3); each rejected secret has an accepted twin differing in one point.
+final class ClientSecretRulesTests: XCTestCase {
+    private let invalidClient = #"{"error":"invalid_client"}"#
+
+    /// A client_credentials request for `clientID` authenticated by `secret`.
+    private func post(_ server: AppleIDMockServer, secret: String?, clientID: String = "com.example.web") throws -> RawHTTPResponse {
+        var pairs = [("client_id", clientID)]
+        if let secret { pairs.append(("client_secret", secret)) }
+        pairs += [("grant_type", "client_credentials"), ("scope", "user.migration")]
+        return try server.postForm("/auth/token", pairs)
+    }
+
+    private func assertAccepted(_ server: AppleIDMockServer, _ secret: String, clientID: String = "com.example.web",
+                                file: StaticString = #filePath, line: UInt = #line) throws {
+        try assertTokenAnswer(try post(server, secret: secret, clientID: clientID), keys: ["access_token", "token_type", "expires_in"],
+                              file: file, line: line)
+    }
+
+    private func assertRejected(_ server: AppleIDMockServer, _ secret: String?, clientID: String = "com.example.web",
+                                file: StaticString = #filePath, line: UInt = #line) throws {
+        assertAppleError(try post(server, secret: secret, clientID: clientID), invalidClient, file: file, line: line)
+    }
+
+    func testClientSecret_Accepted_ForBothClientsOfTheTeam() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertAccepted(server, try server.secret("com.example.web"))
+        try assertAccepted(server, try server.secret("com.example.app"), clientID: "com.example.app")
+    }
+
+    func testClientSecret_RejectsUnknownKeyID() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret(keyID: "MOCKKEY002"))
+        try assertRejected(server, try server.secret(keyID: "mockkey001"))
+        try assertAccepted(server, try server.secret(keyID: "MOCKKEY001"))
+    }
+
+    func testClientSecret_AcceptsTypHeader() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let good = try CompactJWS.parse(try server.secret())
+        let header = JSONObject([("alg", "ES256"), ("kid", "MOCKKEY001"), ("typ", "JWT")])
+        let unsigned = CompactJWS(header: header, payload: good.payload, signature: [])
+        try assertAccepted(server, CompactJWS(header: header, payload: good.payload,
+                                              signature: try mockDeveloperKey.signES256(unsigned.signingInput)).compact)
+        // Twin: the same header with a critical extension nobody understands.
+        let critical = JSONObject([("alg", "ES256"), ("kid", "MOCKKEY001"), ("crit", ["exp"])])
+        let unsignedCritical = CompactJWS(header: critical, payload: good.payload, signature: [])
+        try assertRejected(server, CompactJWS(header: critical, payload: good.payload,
+                                              signature: try mockDeveloperKey.signES256(unsignedCritical.signingInput)).compact)
+    }
+
+    func testClientSecret_RejectsAnotherTeamsKeyAndIssuer() throws {
+        let teamBKey = try P256PrivateKey.generate()
+        let pem = teamBKey.publicKey.pem
+        let server = try startFrozenMock { configuration in
+            configuration.scenario.teams.append(Scenario.Team(
+                teamID: "MOCKTEAM02", developerKeys: [Scenario.DeveloperKey(keyID: "MOCKKEY002", publicKeyPEM: pem)],
+                clients: [Scenario.Client(clientID: "com.teamb.app", kind: .appID)]))
+        }
+        defer { server.stop() }
+        // Team B's registered key cannot sign for team A's client, whatever iss says.
+        try assertRejected(server, try server.secret("com.example.web", teamID: "MOCKTEAM01", keyID: "MOCKKEY002", key: teamBKey))
+        try assertRejected(server, try server.secret("com.example.web", teamID: "MOCKTEAM02", keyID: "MOCKKEY002", key: teamBKey))
+        // And team A's key cannot sign for team B's client.
+        try assertRejected(server, try server.secret("com.teamb.app", teamID: "MOCKTEAM02", keyID: "MOCKKEY001", key: mockDeveloperKey),
+                           clientID: "com.teamb.app")
+        try assertAccepted(server, try server.secret("com.teamb.app", teamID: "MOCKTEAM02", keyID: "MOCKKEY002", key: teamBKey),
+                           clientID: "com.teamb.app")
+    }
+
+    func testClientSecret_RejectsMissingKeyID() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let good = try CompactJWS.parse(try server.secret())
+        var header = JSONObject()
+        header["alg"] = "ES256"
+        let unsigned = CompactJWS(header: header, payload: good.payload, signature: [])
+        let signed = CompactJWS(header: header, payload: good.payload, signature: try mockDeveloperKey.signES256(unsigned.signingInput))
+        try assertRejected(server, signed.compact)
+        try assertAccepted(server, good.compact)
+    }
+
+    func testClientSecret_RejectsSignatureByAnotherKey() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let stranger = try P256PrivateKey.generate()
+        try assertRejected(server, try server.secret(key: stranger))
+        // A flipped bit in an otherwise good signature.
+        let good = try CompactJWS.parse(try server.secret())
+        var signature = good.signature
+        signature[10] ^= 0x01
+        try assertRejected(server, CompactJWS(header: good.header, payload: good.payload, signature: signature).compact)
+        // Twin: reassembled from the same parts with the untouched signature, it passes.
+        try assertAccepted(server, CompactJWS(header: good.header, payload: good.payload, signature: good.signature).compact)
+    }
+
+    func testClientSecret_RejectsDERSignature() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let good = try CompactJWS.parse(try server.secret())
+        XCTAssertEqual(good.signature.count, 64)
+        let der = derSignature(fromRaw: good.signature)
+        XCTAssertEqual(der[0], 0x30)
+        XCTAssertGreaterThanOrEqual(der.count, 70)
+        let derToken = CompactJWS(header: good.header, payload: good.payload, signature: der)
+        XCTAssertEqual(derToken.headerSegment, good.headerSegment, "same header bytes, only the signature encoding differs")
+        try assertRejected(server, derToken.compact)
+        try assertAccepted(server, CompactJWS(header: good.header, payload: good.payload, signature: good.signature).compact)
+    }
+
+    func testClientSecret_RejectsWrongIssuer() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret(teamID: "OTHERTEAM1"))
+        try assertRejected(server, try server.secret(teamID: "mockteam01"))
+        try assertAccepted(server, try server.secret(teamID: "MOCKTEAM01"))
+    }
+
+    func testClientSecret_RejectsSubjectOtherThanTheClientID() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret("com.example.app"), clientID: "com.example.web")
+        try assertRejected(server, try server.secret("COM.EXAMPLE.WEB"), clientID: "com.example.web")
+        try assertAccepted(server, try server.secret("com.example.web"), clientID: "com.example.web")
+    }
+
+    func testClientSecret_RejectsWrongAudience() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret(audience: "https://appleid.apple.com/"))
+        try assertRejected(server, try server.secret(audience: "appleid.apple.com"))
+        try assertAccepted(server, try server.secret(audience: "https://appleid.apple.com"))
+    }
+
+    func testClientSecret_RejectsExpired_AcceptsOneSecondBefore() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret(issuedAt: frozenNow - 3600, lifetime: 3600)) // exp == now
+        try assertRejected(server, try server.secret(issuedAt: frozenNow - 7200, lifetime: 3600))
+        try assertAccepted(server, try server.secret(issuedAt: frozenNow - 3600, lifetime: 3601))
+        // A secret that was fine goes bad once the clock passes its exp.
+        let secret = try server.secret(lifetime: 60)
+        try assertAccepted(server, secret)
+        server.domain.clock.advance(by: 60)
+        try assertRejected(server, secret)
+    }
+
+    func testClientSecret_RejectsExpMoreThan15777000SecondsAhead() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret(lifetime: 15_777_001))
+        try assertAccepted(server, try server.secret(lifetime: 15_777_000))
+        // Measured from the server's now, not from iat.
+        try assertAccepted(server, try server.secret(issuedAt: frozenNow - 100, lifetime: 15_777_100))
+        try assertRejected(server, try server.secret(issuedAt: frozenNow - 100, lifetime: 15_777_101))
+    }
+
+    func testClientSecret_RejectsIssuedAtInTheFuture_AcceptsNow() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, try server.secret(issuedAt: frozenNow + 1))
+        try assertAccepted(server, try server.secret(issuedAt: frozenNow))
+    }
+
+    func testClientSecret_AcceptsIssuedAtWithinConfiguredLeeway() throws {
+        let server = try startFrozenMock { $0.scenario.compatibility.clientSecretIATLeeway = 5 }
+        defer { server.stop() }
+        try assertAccepted(server, try server.secret(issuedAt: frozenNow + 5))
+        try assertRejected(server, try server.secret(issuedAt: frozenNow + 6))
+    }
+
+    func testClientSecret_RejectsHS256() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let good = try CompactJWS.parse(try server.secret())
+        let header = JSONObject([("alg", "HS256"), ("kid", "MOCKKEY001")])
+        let unsigned = CompactJWS(header: header, payload: good.payload, signature: [])
+        // Keyed with the public key's PEM: the classic algorithm-confusion attempt.
+        let mac = HMACSHA256.mac(key: Array(mockDeveloperKey.publicKey.pem.utf8), message: unsigned.signingInput)
+        try assertRejected(server, CompactJWS(header: header, payload: good.payload, signature: mac).compact)
+        let none = JSONObject([("alg", "none"), ("kid", "MOCKKEY001")])
+        try assertRejected(server, CompactJWS(header: none, payload: good.payload, signature: []).compact)
+        try assertAccepted(server, good.compact)
+    }
+
+    func testClientSecret_RejectsMissingSecretAndUnknownClient() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        try assertRejected(server, nil)
+        try assertRejected(server, "")
+        try assertRejected(server, "not.a.jwt")
+        try assertRejected(server, try server.secret("com.example.nope"), clientID: "com.example.nope")
+        let noClient = try server.postForm("/auth/token", [("client_secret", try server.secret()), ("grant_type", "client_credentials"),
+                                                            ("scope", "user.migration")])
+        assertAppleError(noClient, invalidClient)
+        try assertAccepted(server, try server.secret())
+    }
+
+    func testClientSecret_RejectsJSONBody_AcceptsFormWithCharset() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let secret = try server.secret()
+        let json = #"{"client_id":"com.example.web","client_secret":"\#(secret)","grant_type":"client_credentials","scope":"user.migration"}"#
+        let jsonResponse = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(json.utf8))
+        assertAppleError(jsonResponse, invalidClient)
+        // Form bytes labelled as JSON are still refused: the media type decides.
+        let form = HTTPForm.encode([("client_id", "com.example.web"), ("client_secret", secret), ("grant_type", "client_credentials"),
+                                    ("scope", "user.migration")])
+        let mislabelled = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(form.utf8))
+        assertAppleError(mislabelled, invalidClient)
+        // Bad percent-encoding is invalid_client too (TN3107).
+        let broken = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                   body: Array((form + "&x=%zz").utf8))
+        assertAppleError(broken, invalidClient)
+        let charset = try server.client().roundTrip("POST", "/auth/token",
+                                                    headers: [("Content-Type", "application/x-www-form-urlencoded; charset=UTF-8")], body: Array(form.utf8))
+        try assertTokenAnswer(charset, keys: ["access_token", "token_type", "expires_in"])
+    }
+}
