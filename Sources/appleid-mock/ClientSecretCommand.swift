@@ -1,5 +1,5 @@
 import AppleIDMock
-import Foundation
+import FoundationEssentials
 import JOSE
 
 /// `appleid-mock client-secret`: mints the ES256 client_secret JWT Apple expects.

@@ -1,5 +1,6 @@
 import AppleIDMock
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `appleid-mock`: dispatches to subcommands and maps failures to exit codes
 /// (0 ok, 1 runtime failure, 2 bad input).
@@ -61,11 +62,22 @@ struct CommandFailure: Error {
 enum Output {
     /// Writes `text` and a newline to stdout.
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        write(STDOUT_FILENO, text)
     }
 
     /// Writes `text` and a newline to stderr.
     static func err(_ text: String) {
-        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        write(STDERR_FILENO, text)
+    }
+
+    private static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + sent, $0.count - sent) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            sent += count
+        }
     }
 }

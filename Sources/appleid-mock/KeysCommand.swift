@@ -1,5 +1,5 @@
 import AppleIDMock
-import Foundation
+import FoundationEssentials
 import JOSE
 
 /// `appleid-mock keys generate`: fresh signing keys and a developer key, test use only.
@@ -24,21 +24,25 @@ enum KeysCommand {
         try parsed.requirePositionals(0, usage: usage)
         guard let out = parsed.options["out"] else { throw UsageError(message: "--out is required", usage: usage) }
         let count = try parsed.integer("count", default: 3, range: 1...10, usage: usage)
-        let signing = (out as NSString).appendingPathComponent("signing")
+        let signing = join(out, "signing")
         do {
             try FileManager.default.createDirectory(atPath: signing, withIntermediateDirectories: true)
         } catch {
-            throw CommandFailure(message: "cannot create \(signing): \(error.localizedDescription)", status: 1)
+            throw CommandFailure(message: "cannot create \(signing): \(error)", status: 1)
         }
         for _ in 0..<count {
             let key = try KeyRing.generate()
-            try write(key.privateKey.pkcs8PEM, to: (signing as NSString).appendingPathComponent("\(key.keyID).pem"))
+            try write(key.privateKey.pkcs8PEM, to: join(signing, "\(key.keyID).pem"))
         }
         let keyID = RandomSource.system.string(10, alphabet: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         let developerKey = try P256PrivateKey.generate()
-        try write(developerKey.pkcs8PEM, to: (out as NSString).appendingPathComponent("AuthKey_\(keyID).p8"))
+        try write(developerKey.pkcs8PEM, to: join(out, "AuthKey_\(keyID).p8"))
         Output.out("developer key id: \(keyID)\npublic key:\n\(developerKey.publicKey.pem)")
         return 0
+    }
+
+    private static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
     private static func write(_ text: String, to path: String) throws {

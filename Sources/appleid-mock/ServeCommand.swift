@@ -1,6 +1,6 @@
 import AppleIDMock
-import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// `appleid-mock serve`: runs the server until SIGINT or SIGTERM, then exits 0.
 enum ServeCommand {
@@ -44,8 +44,8 @@ enum ServeCommand {
         configuration.host = parsed.options["host"] ?? configuration.host
         configuration.port = try parsed.integer("port", default: 8080, range: 0...65535, usage: usage)
         if let keys = parsed.options["keys"] {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: keys, isDirectory: &isDirectory), isDirectory.boolValue else {
+            var isDirectory = false
+            guard FileManager.default.fileExists(atPath: keys, isDirectory: &isDirectory), isDirectory else {
                 throw UsageError(message: "--keys \(keys): no such directory", usage: usage)
             }
             configuration.keysDirectory = keys
@@ -61,9 +61,14 @@ enum ServeCommand {
             configuration.baseURL = base
         }
 
+        // Block SIGINT and SIGTERM before any thread exists, so every thread inherits the mask
+        // and the signals stay pending until the main thread takes them with sigwait below.
         signal(SIGPIPE, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         let server: AppleIDMockServer
         do {
             server = try AppleIDMockServer.start(configuration)
@@ -73,15 +78,11 @@ enum ServeCommand {
             case .keys, .scenario: throw CommandFailure(message: "\(error)", status: 2)
             }
         }
-        let sources = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { server.shutdown() }
-            source.resume()
-            return source
-        }
         Output.out("listening on \(server.listenURL)")
+        var received: Int32 = 0
+        sigwait(&stopSignals, &received)
+        server.shutdown()
         server.waitUntilStopped()
-        withExtendedLifetime(sources) {}
         return 0
     }
 }

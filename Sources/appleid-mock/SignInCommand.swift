@@ -1,9 +1,5 @@
 import AppleIDMock
-import Dispatch
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import JOSE
 
 /// `appleid-mock sign-in`: a native (iOS) sign-in against a running mock, printing what
 /// `ASAuthorizationAppleIDCredential` would give the app.
@@ -33,44 +29,30 @@ enum SignInCommand {
             throw UsageError(message: "--hide-email and --share-email exclude each other", usage: usage)
         }
         let server = parsed.options["server"] ?? environment["APPLEID_MOCK_SERVER"] ?? "http://127.0.0.1:8080"
-        guard let url = URL(string: server.hasSuffix("/") ? server + "__mock/sign-in" : server + "/__mock/sign-in"),
-              url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw UsageError(message: "--server expects an absolute http(s) URL, got \"\(server)\"", usage: usage)
+        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+        guard let http = PlainHTTPClient(url: base) else {
+            throw UsageError(message: "--server expects an absolute http URL, got \"\(server)\"", usage: usage)
         }
-        var body: [String: Any] = ["user": user, "client_id": client,
-                                   "scopes": (parsed.options["scopes"] ?? "name email").split(separator: " ").map(String.init)]
-        if let nonce = parsed.options["nonce"] { body["nonce"] = nonce }
-        if parsed.flags.contains("hide-email") { body["hide_email"] = true }
-        if parsed.flags.contains("share-email") { body["hide_email"] = false }
-        var request = URLRequest(url: url, timeoutInterval: 30)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        let (status, data) = try post(request)
+        var body: [(String, JSONValue)] = [
+            ("user", .string(user)), ("client_id", .string(client)),
+            ("scopes", .array((parsed.options["scopes"] ?? "name email").split(separator: " ").map { .string(String($0)) })),
+        ]
+        if let nonce = parsed.options["nonce"] { body.append(("nonce", .string(nonce))) }
+        if parsed.flags.contains("hide-email") { body.append(("hide_email", .bool(true))) }
+        if parsed.flags.contains("share-email") { body.append(("hide_email", .bool(false))) }
+        let path = String(base.dropFirst("http://".count).drop { $0 != "/" }) + "/__mock/sign-in"
+        let status: Int, data: [UInt8]
+        do {
+            (status, data) = try http.post(path: path, contentType: "application/json",
+                                             body: JSONWriter.sortedCompact(.object(JSONObject(body))))
+        } catch {
+            throw CommandFailure(message: "cannot reach \(server): \(error.message)", status: 1)
+        }
         let text = String(decoding: data, as: UTF8.self)
         guard status == 200 else {
             throw CommandFailure(message: "the mock answered \(status): \(text)", status: status == 400 ? 2 : 1)
         }
         Output.out(text)
         return 0
-    }
-
-    /// One blocking POST (the CLI's main thread is not async code).
-    private static func post(_ request: URLRequest) throws -> (Int, Data) {
-        final class Box: @unchecked Sendable {
-            var result: Result<(Int, Data), any Error> = .failure(CommandFailure(message: "no answer", status: 1))
-        }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            if let error {
-                box.result = .failure(CommandFailure(message: "cannot reach \(request.url?.absoluteString ?? ""): \(error.localizedDescription)", status: 1))
-            } else {
-                box.result = .success(((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()))
-            }
-            done.signal()
-        }.resume()
-        done.wait()
-        return try box.result.get()
     }
 }

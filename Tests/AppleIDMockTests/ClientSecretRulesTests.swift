@@ -33,6 +33,11 @@ final class ClientSecretRulesTests: XCTestCase {
         defer { server.stop() }
         try assertAccepted(server, try server.secret("com.example.web"))
         try assertAccepted(server, try server.secret("com.example.app"), clientID: "com.example.app")
+        // A secret already accepted (its signature remembered) still binds its subject.
+        let web = try server.secret("com.example.web")
+        try assertAccepted(server, web)
+        try assertRejected(server, web, clientID: "com.example.app")
+        try assertAccepted(server, web)
     }
 
     func testClientSecret_RejectsUnknownKeyID() throws {

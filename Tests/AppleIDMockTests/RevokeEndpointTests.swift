@@ -44,6 +44,16 @@ final class RevokeEndpointTests: XCTestCase {
         try assertTokenAnswer(try server.refresh(refresh), keys: ["access_token", "token_type", "expires_in", "id_token"])
     }
 
+    func testRevoke_AnAuthorizationCode_IsNotATokenAndRevokesNothing() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let refresh = try XCTUnwrap(try server.webTokens()["refresh_token"]?.stringValue)
+        let code = try server.webCode()
+        assertEmptyOK(try server.revoke(code))
+        try assertTokenAnswer(try server.refresh(refresh), keys: ["access_token", "token_type", "expires_in", "id_token"])
+        try assertTokenAnswer(try server.redeem(code), keys: ["access_token", "token_type", "expires_in", "refresh_token", "id_token"])
+    }
+
     func testRevoke_AnotherClientsToken_Answers200ButTheTokenStillWorks() throws {
         let server = try startFrozenMock()
         defer { server.stop() }

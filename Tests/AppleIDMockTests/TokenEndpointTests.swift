@@ -48,6 +48,36 @@ final class TokenEndpointTests: XCTestCase {
         assertAppleError(try server.redeem(code), #"{"error":"invalid_grant","error_description":"The code has already been used."}"#)
     }
 
+    func testTokenEndpoint_ForgetsRedeemedCodes_YetStillTellsUsedFromExpiredAndForged() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let code = try server.webCode()
+        XCTAssertEqual(server.domain.codes.count, 1)
+        try assertTokenAnswer(try server.redeem(code), keys: codeKeys)
+        XCTAssertEqual(server.domain.codes.count, 0, "a redeemed code is not held")
+        assertAppleError(try server.redeem(code), #"{"error":"invalid_grant","error_description":"The code has already been used."}"#)
+        // Twin: the same shape with one character changed is not a code this mock issued.
+        var forged = Array(code)
+        forged[5] = forged[5] == "0" ? "1" : "0"
+        assertAppleError(try server.redeem(String(forged)), #"{"error":"invalid_grant","error_description":"The code has expired or has been revoked."}"#)
+        // Once the lifetime has passed, the used code reads as expired.
+        server.domain.clock.advance(by: 300)
+        assertAppleError(try server.redeem(code), #"{"error":"invalid_grant","error_description":"The code has expired or has been revoked."}"#)
+    }
+
+    func testTokenEndpoint_PrunesExpiredCodesThatWereNeverRedeemed() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        _ = try server.webCode()
+        _ = try server.webCode()
+        server.domain.clock.advance(by: 299)
+        server.domain.codes.prune(now: server.domain.clock.seconds)
+        XCTAssertEqual(server.domain.codes.count, 2, "still alive at 299 s")
+        server.domain.clock.advance(by: 1)
+        server.domain.codes.prune(now: server.domain.clock.seconds)
+        XCTAssertEqual(server.domain.codes.count, 0)
+    }
+
     func testTokenEndpoint_ReturnsInvalidGrant_WhenCodeExpired_At300Seconds() throws {
         let server = try startFrozenMock()
         defer { server.stop() }

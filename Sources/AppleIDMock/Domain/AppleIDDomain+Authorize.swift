@@ -80,7 +80,7 @@ extension AppleIDDomain {
         let requested = Set(request.scopes).intersection(["name", "email"])
         let (consent, isFirst) = consents.authorize(ConsentStore.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id),
                                                     scopes: requested, hideEmail: approval.hideEmail ?? user.hideEmail, now: now)
-        let code = newCode()
+        let code = newCode(consentID: consent.id, clientIndex: entry.index, now: now)
         codes.issue(code, AuthorizationGrant(clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id,
                                              teamID: entry.team.teamID, userID: user.id, nonce: request.nonce,
                                              codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
@@ -118,9 +118,16 @@ extension AppleIDDomain {
 
     // MARK: - Shared by the flows
 
-    /// A fresh code in Apple's format: `c<32 hex>.0.<4 letters>.<22 base64url>` (§1.2 [O]).
-    func newCode() -> String {
-        "c\(random.hex(32)).0.\(random.string(4, alphabet: "abcdefghijklmnopqrstuvwxyz")).\(Base64URL.encode(random.bytes(16)))"
+    /// A fresh code in Apple's format: `c<32 hex>.0.<4 letters>.<22 base64url>` (§1.2 [O]),
+    /// MAC'd like the tokens so that a used code can be recognised without being stored.
+    func newCode(consentID: UInt32, clientIndex: UInt16, now: Int64) -> String {
+        tokens.encode(.init(kind: "c", consentID: consentID, clientIndex: clientIndex, issuedAt: UInt32(clamping: now)))
+    }
+
+    /// When `code` expires, if this mock issued it; nil for anything else.
+    func issuedExpiry(ofCode code: String) -> Int64? {
+        guard let payload = tokens.decode(code), payload.kind == "c" else { return nil }
+        return Int64(payload.issuedAt) + Int64(scenario.lifetimes.authorizationCode)
     }
 
     /// The address Apple shows the app: the real one, or the team's relay address (§6).

@@ -46,7 +46,7 @@ extension AppleIDDomain {
         let requested = Set(scopes)
         let (consent, isFirst) = consents.authorize(ConsentStore.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id),
                                                     scopes: requested, hideEmail: hideEmail ?? user.hideEmail, now: now)
-        let code = newCode()
+        let code = newCode(consentID: consent.id, clientIndex: entry.index, now: now)
         codes.issue(code, AuthorizationGrant(clientID: clientID, redirectURI: nil, consentID: consent.id, teamID: entry.team.teamID,
                                              userID: user.id, nonce: nonce, codeChallenge: nil, codeChallengeMethod: nil, authTime: now,
                                              expiresAt: now + Int64(scenario.lifetimes.authorizationCode), flow: .native,

@@ -29,7 +29,7 @@ extension AppleIDDomain {
         let verifier = form["code_verifier"]
         let clientID = entry.client.clientID
         let consents = self.consents
-        let grant = try codes.redeem(code, now: now) { grant -> OAuthError? in
+        let grant = try codes.redeem(code, now: now, issuedExpiry: issuedExpiry(ofCode: code)) { grant -> OAuthError? in
             if grant.clientID != clientID { return .clientMismatch(clientID) }
             if grant.redirectURI != redirectURI {
                 // Send redirect_uri only when the authorize request had one (§1.3 [D]).
@@ -115,7 +115,7 @@ extension AppleIDDomain {
         let now = clock.seconds
         let entry = try authenticateClient(clientID: form["client_id"], clientSecret: form["client_secret"], now: now)
         guard let token = form["token"], !token.isEmpty else { throw .invalidRequest }
-        guard let payload = tokens.decode(token), payload.consentID != 0, payload.clientIndex == entry.index else { return }
+        guard let payload = tokens.decode(token), payload.kind != "c", payload.consentID != 0, payload.clientIndex == entry.index else { return }
         consents.revoke(id: payload.consentID, by: .byApp)
     }
 

@@ -3,14 +3,14 @@ import Synchronization
 /// Authorization codes: single use, short-lived, bound to their client, redirect URI and PKCE
 /// verifier (apple-reference.md §1.2, §9). Redemption is one critical section, so a code is
 /// redeemed at most once however many requests race for it.
+///
+/// Only codes not yet redeemed are held. A redeemed code leaves nothing behind: the code is a
+/// MAC'd token carrying its own issue time (`TokenCodec`, kind `c`), so "already used" is told
+/// from "expired" by reading the code itself. Memory therefore follows the codes in flight,
+/// not the codes ever issued.
 public final class CodeStore: Sendable {
-    private struct Entry {
-        var grant: AuthorizationGrant
-        var used: Bool
-    }
-
     private struct State {
-        var entries: [String: Entry] = [:]
+        var pending: [String: AuthorizationGrant] = [:]
         var lastPrune: Int64 = 0
     }
 
@@ -23,36 +23,46 @@ public final class CodeStore: Sendable {
     public func issue(_ code: String, _ grant: AuthorizationGrant, now: Int64) {
         state.withLock { state in
             Self.pruneIfDue(&state, now: now)
-            state.entries[code] = Entry(grant: grant, used: false)
+            state.pending[code] = grant
         }
     }
 
     /// Redeems `code` at `now`: fails when unknown, used, expired, or when `check` (run inside
     /// the critical section, with no suspension) rejects the request's bindings. Only a fully
-    /// successful redemption marks the code used.
-    public func redeem(_ code: String, now: Int64, check: (AuthorizationGrant) -> OAuthError?) -> Result<AuthorizationGrant, OAuthError> {
+    /// successful redemption consumes the code.
+    ///
+    /// `issuedExpiry` is when `code` expires if this mock issued it (read from the code), nil
+    /// for a code it never issued: a genuine code that is no longer pending and not yet expired
+    /// has been used.
+    public func redeem(_ code: String, now: Int64, issuedExpiry: Int64?,
+                       check: (AuthorizationGrant) -> OAuthError?) -> Result<AuthorizationGrant, OAuthError> {
         state.withLock { state in
-            guard var entry = state.entries[code] else { return .failure(.codeExpired) }
-            if entry.used { return .failure(.codeAlreadyUsed) }
-            if now >= entry.grant.expiresAt { return .failure(.codeExpired) }
-            if let error = check(entry.grant) { return .failure(error) }
-            entry.used = true
-            state.entries[code] = entry
-            return .success(entry.grant)
+            guard let grant = state.pending[code] else {
+                if let issuedExpiry, now < issuedExpiry { return .failure(.codeAlreadyUsed) }
+                return .failure(.codeExpired)
+            }
+            if now >= grant.expiresAt {
+                state.pending[code] = nil
+                return .failure(.codeExpired)
+            }
+            if let error = check(grant) { return .failure(error) }
+            state.pending[code] = nil
+            return .success(grant)
         }
     }
 
-    /// Codes held now (used ones stay until they expire, to answer "already been used").
-    public var count: Int { state.withLock { $0.entries.count } }
+    /// Codes issued and not yet redeemed (expired ones linger until the next prune).
+    public var count: Int { state.withLock { $0.pending.count } }
 
-    /// Drops expired codes; runs at most once per second of mock time.
+    /// Drops expired codes now.
     public func prune(now: Int64) {
         state.withLock { Self.pruneIfDue(&$0, now: now, force: true) }
     }
 
+    /// At most once per second of mock time, in place.
     private static func pruneIfDue(_ state: inout State, now: Int64, force: Bool = false) {
         guard force || now != state.lastPrune else { return }
         state.lastPrune = now
-        state.entries = state.entries.filter { $0.value.grant.expiresAt > now }
+        state.pending = state.pending.filter { $0.value.expiresAt > now }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JOSE
 import Synchronization
 
@@ -79,13 +79,13 @@ public final class KeyRing: Sendable {
     public static func load(count: Int, directory: String?, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
         var keys: [SigningKey] = []
         if let directory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            var isDirectory = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory else {
                 throw .directoryMissing(directory)
             }
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
             for name in names.prefix(count) {
-                let path = (directory as NSString).appendingPathComponent(name)
+                let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
                 guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
                     throw .unreadable(path, "cannot read file")
                 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The mock's notion of "now", which tests and the control API can move: real time plus an

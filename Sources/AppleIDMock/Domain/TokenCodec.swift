@@ -10,7 +10,7 @@ import JOSE
 public struct TokenCodec: Sendable {
     /// What a token says.
     public struct Payload: Sendable, Equatable {
-        /// `a` access token, `r` refresh token.
+        /// `a` access token, `r` refresh token, `c` authorization code.
         public var kind: Character
         /// The consent it was issued under (0 for client-credentials tokens).
         public var consentID: UInt32
@@ -47,7 +47,7 @@ public struct TokenCodec: Sendable {
     public func decode(_ token: String) -> Payload? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count == 63, parts.count == 4, parts[1] == "0", parts[0].utf8.count == 33, parts[2].utf8.count == 4,
-              parts[3].utf8.count == 22, let kind = parts[0].first, kind == "a" || kind == "r",
+              parts[3].utf8.count == 22, let kind = parts[0].first, kind == "a" || kind == "r" || kind == "c",
               let tag = Base64URL.decode(parts[3]) else { return nil }
         let body = token.utf8.dropLast(23)
         guard HMACSHA256.equal(Array(HMACSHA256.mac(key: secret, message: Array(body)).prefix(16)), tag) else { return nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JOSE
 
 /// Field rules for scenario values. Each returns nil when the value is fine, else what was expected.

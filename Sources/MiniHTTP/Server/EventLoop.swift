@@ -1,5 +1,5 @@
 import CMiniHTTP
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 
@@ -44,13 +44,11 @@ public final class HTTPServer: Sendable {
         let server = HTTPServer(core: core, loops: loops)
         for (index, loop) in loops.enumerated() {
             server.stopped.enter()
-            let thread = Thread { [server] in
+            LoopThread.start(name: "MiniHTTP-loop-\(index)") { [server] in
                 loop.run()
                 server.loopEnded()
                 server.stopped.leave()
             }
-            thread.name = "MiniHTTP-loop-\(index)"
-            thread.start()
         }
         return server
     }
