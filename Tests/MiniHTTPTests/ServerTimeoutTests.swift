@@ -1,5 +1,7 @@
+import Dispatch
 import Glibc
-import MiniHTTP
+import Synchronization
+@testable import MiniHTTP
 import MiniHTTPTesting
 import XCTest
 
@@ -53,6 +55,31 @@ final class ServerTimeoutTests: XCTestCase {
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
         XCTAssertTrue(try client.waitForClose())
+    }
+
+    func testTimeouts_CountNoTimeElapsed_WhenActivityIsStampedAfterTheSweepReadTheClock() {
+        XCTAssertEqual(Connection.seconds(from: 2_000_000_000, to: 1_999_999_999), 0)
+        XCTAssertEqual(Connection.seconds(from: 2_000_000_000, to: 2_000_000_000), 0)
+        XCTAssertEqual(Connection.seconds(from: 1_000_000_000, to: 3_500_000_000), 2.5)
+    }
+
+    func testIdleTimeout_NotApplied_ToBusyKeepAliveConnectionsWithDeferredResponses() throws {
+        // Deferred responses complete on other threads while the loops sweep for timeouts; no
+        // connection that keeps sending may be closed as idle.
+        let failures = Mutex<[String]>([])
+        let server: HTTPServer = self.server
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            do {
+                let client = try ServerFixture.client(server)
+                for index in 0..<150 {
+                    let answer = try client.roundTrip("POST", "/echo", body: Array("\(worker)-\(index)".utf8))
+                    if answer.text != "\(worker)-\(index)" { throw RawHTTPClient.Failure.malformed(answer.rawText) }
+                }
+            } catch {
+                failures.withLock { $0.append("connection \(worker): \(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
     }
 
     func testIdleTimeout_ClosesKeepAliveConnection() throws {

@@ -202,9 +202,17 @@ final class Connection {
         }
     }
 
+    /// Seconds from `since` to `now` on the monotonic clock. `since` can be later than `now`: a
+    /// deferred response stamps the time it completes, after the loop read the clock for its
+    /// sweep. That is no time at all (an unsigned wrap-around here once closed busy keep-alive
+    /// connections as "idle for 584 years").
+    static func seconds(from since: UInt64, to now: UInt64) -> Double {
+        since >= now ? 0 : Double(now - since) / 1e9
+    }
+
     /// Applies the timeouts; returns true when the connection should go.
     func checkTimeouts(now: UInt64, limits: HTTPLimits) {
-        func elapsed(_ since: UInt64) -> Double { Double(now &- since) / 1e9 }
+        func elapsed(_ since: UInt64) -> Double { Self.seconds(from: since, to: now) }
         switch state {
         case .reading:
             if let started = requestStarted, parser.hasPartialRequest {
