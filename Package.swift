@@ -18,6 +18,8 @@ let package = Package(
         .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"]),
         .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
+        // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.
+        .executableTarget(name: "appleid-mock-bench"),
         .testTarget(name: "MiniHTTPTests", dependencies: ["MiniHTTP", "MiniHTTPTesting"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], resources: [.copy("Fixtures")]),
         .testTarget(name: "AppleIDMockTests", dependencies: ["AppleIDMock", "MiniHTTPTesting", "JOSE"]),

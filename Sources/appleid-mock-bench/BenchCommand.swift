@@ -1,0 +1,79 @@
+import Foundation
+import Glibc
+
+/// Runs every measurement in one go, prints the table and writes the JSON.
+enum BenchCommand {
+    static func run(_ arguments: [String]) -> Int32 {
+        let options: BenchOptions
+        do {
+            options = try BenchOptions(arguments)
+        } catch {
+            FileHandle.standardError.write(Data(((error.message.isEmpty ? "" : "appleid-mock-bench: \(error.message)\n") + BenchOptions.usage + "\n").utf8))
+            return error.message.isEmpty ? 0 : 2
+        }
+        raiseDescriptorLimit()
+        var report = BenchReport(options: options, cores: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        do {
+            try measure(options, into: &report)
+        } catch {
+            FileHandle.standardError.write(Data("appleid-mock-bench: \(error)\n".utf8))
+            return 1
+        }
+        print(report.table())
+        do {
+            try report.json().write(to: URL(fileURLWithPath: options.jsonPath))
+            print("figures written to \(options.jsonPath)")
+        } catch {
+            FileHandle.standardError.write(Data("appleid-mock-bench: cannot write \(options.jsonPath): \(error)\n".utf8))
+            return 1
+        }
+        return report.failures == 0 ? 0 : 1
+    }
+
+    private static func measure(_ options: BenchOptions, into report: inout BenchReport) throws {
+        let cores = report.cores
+        progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
+        report.signingCeiling = SigningCeiling.measure(cores: cores, seconds: options.signingSeconds)
+
+        progress("cold start x\(options.coldStarts)")
+        report.coldStarts = try ColdStart.measure(binary: options.server, runs: options.coldStarts)
+
+        let server = try ServerProcess.startMock(binary: options.server)
+        defer { server.stop() }
+        let keys = try RawConnection(port: server.port).exchange(Array("GET /auth/keys HTTP/1.1\r\nHost: bench\r\n\r\n".utf8))
+        usleep(300_000)
+        report.idleResidentMiB = server.residentMiB
+
+        progress("/auth/keys with wrk, \(options.connections) connections, \(options.duration) s, then nginx on the same bytes")
+        report.keys = WrkRun.run(url: "http://127.0.0.1:\(server.port)/auth/keys", connections: options.connections,
+                                 threads: cores, seconds: options.duration)
+        if report.keys != nil, let nginx = try StaticCeiling.start(body: Array(keys.body), workers: cores) {
+            defer { nginx.stop() }
+            report.staticCeiling = WrkRun.run(url: "http://127.0.0.1:\(nginx.port)/auth/keys", connections: options.connections,
+                                              threads: cores, seconds: options.duration)
+        }
+
+        progress("a new client's latency, then again with \(options.idleConnections) idle keep-alive connections open")
+        report.idle = try IdleConnectionProbe.run(server: server, idle: options.idleConnections, probes: options.probes)
+
+        progress("\(options.exchanges) code exchanges in \(options.rounds) rounds, \(options.connections) connections")
+        guard let secret = Tool.run(options.server, ["client-secret", "--lifetime", "86400"])?
+            .trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
+            throw ServerProcess.Failure(description: "`appleid-mock client-secret` failed (run from the repository root, where Keys/ is)")
+        }
+        report.exchanges = try ExchangeLoad.run(server: server, secret: secret, total: options.exchanges,
+                                                rounds: options.rounds, connections: options.connections)
+    }
+
+    private static func progress(_ text: String) {
+        FileHandle.standardError.write(Data("… \(text)\n".utf8))
+    }
+
+    /// The idle-connection probe holds over a thousand sockets.
+    private static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}

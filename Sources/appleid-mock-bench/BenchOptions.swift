@@ -1,0 +1,87 @@
+import Foundation
+
+/// What to measure and how hard.
+struct BenchOptions {
+    static let usage = """
+    usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
+                              [--exchanges N] [--rounds N] [--cold-starts N] [--idle N]
+
+      --server PATH      the appleid-mock binary to measure (default: next to this one)
+      --smoke            a short run that checks every part works (CI); figures are indicative
+      --json PATH        where to write the figures as JSON (default bench-results.json)
+      --connections N    keep-alive connections for /auth/keys and /auth/token (default 50)
+      --duration S       seconds of load per /auth/keys run, ours and nginx's (default 10)
+      --exchanges N      code exchanges in all (default 100000)
+      --rounds N         the exchanges come in N rounds, memory read after each (default 10)
+      --cold-starts N    cold starts to take the median of (default 10)
+      --idle N           idle keep-alive connections held open for the latency probe (default 1000)
+
+    Run it from the repository root so the mock finds Keys/. wrk, nginx and openssl are used
+    when installed; a missing one leaves its figure out.
+    """
+
+    var server: String
+    var smoke = false
+    var jsonPath = "bench-results.json"
+    var connections = 50
+    var duration = 10
+    var exchanges = 100_000
+    var rounds = 10
+    var coldStarts = 10
+    var idleConnections = 1000
+    /// Seconds `openssl speed` signs for.
+    var signingSeconds = 5
+    /// New connections the latency probe makes, unloaded and loaded.
+    var probes = 400
+
+    /// Bad command line; exit code 2.
+    struct Invalid: Error {
+        let message: String
+    }
+
+    init(_ arguments: [String]) throws(Invalid) {
+        let own = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        server = own.appendingPathComponent("appleid-mock").path
+        var rest = arguments[...]
+        func value(_ name: String) throws(Invalid) -> String {
+            guard let next = rest.popFirst() else { throw Invalid(message: "\(name) needs a value") }
+            return next
+        }
+        func count(_ name: String, _ range: ClosedRange<Int>) throws(Invalid) -> Int {
+            let text = try value(name)
+            guard let number = Int(text), range.contains(number) else {
+                throw Invalid(message: "\(name) expects a whole number in \(range.lowerBound)...\(range.upperBound), got \"\(text)\"")
+            }
+            return number
+        }
+        var explicit: Set<String> = []
+        while let argument = rest.popFirst() {
+            explicit.insert(argument)
+            switch argument {
+            case "--server": server = try value(argument)
+            case "--smoke": smoke = true
+            case "--json": jsonPath = try value(argument)
+            case "--connections": connections = try count(argument, 1...10_000)
+            case "--duration": duration = try count(argument, 1...3600)
+            case "--exchanges": exchanges = try count(argument, 1...100_000_000)
+            case "--rounds": rounds = try count(argument, 1...1000)
+            case "--cold-starts": coldStarts = try count(argument, 1...1000)
+            case "--idle": idleConnections = try count(argument, 0...100_000)
+            case "--help", "-h": throw Invalid(message: "")
+            default: throw Invalid(message: "unknown option \"\(argument)\"")
+            }
+        }
+        if smoke {
+            if !explicit.contains("--duration") { duration = 2 }
+            if !explicit.contains("--exchanges") { exchanges = 4000 }
+            if !explicit.contains("--rounds") { rounds = 4 }
+            if !explicit.contains("--cold-starts") { coldStarts = 3 }
+            signingSeconds = 1
+            probes = 50
+        }
+        guard exchanges >= rounds else { throw Invalid(message: "--exchanges must be at least --rounds") }
+        guard FileManager.default.isExecutableFile(atPath: server) else {
+            throw Invalid(message: "no appleid-mock binary at \(server) (build it, or pass --server)")
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// Every figure of one run, as a table and as JSON.
+struct BenchReport {
+    let options: BenchOptions
+    let cores: Int
+    var signingCeiling: Double?
+    var coldStarts: [Double] = []
+    var idleResidentMiB: Double = 0
+    var keys: WrkRun?
+    var staticCeiling: WrkRun?
+    var idle: IdleConnectionProbe?
+    var exchanges: ExchangeLoad?
+
+    init(options: BenchOptions, cores: Int) {
+        self.options = options
+        self.cores = cores
+    }
+
+    /// Requests that failed anywhere in the run.
+    var failures: Int { (exchanges?.failures ?? 0) + (keys?.errors ?? 0) }
+
+    var coldStartMedian: Double { Percentiles(coldStarts).median }
+    var keysRatio: Double? { ratio(keys?.requestsPerSecond, staticCeiling?.requestsPerSecond) }
+    var exchangeRatio: Double? { ratio(exchanges?.exchangesPerSecond, signingCeiling) }
+    var idleRatio: Double? { idle.map { $0.loadedP50 / $0.unloadedP50 } }
+    /// Growth of resident memory from the first round to the last, percent.
+    var memoryGrowth: Double? {
+        guard let rounds = exchanges?.residentAfterRound, let first = rounds.first, let last = rounds.last, first > 0 else { return nil }
+        return (last - first) / first * 100
+    }
+
+    private func ratio(_ ours: Double?, _ ceiling: Double?) -> Double? {
+        guard let ours, let ceiling, ceiling > 0 else { return nil }
+        return ours / ceiling
+    }
+
+    /// The human table.
+    func table() -> String {
+        var rows: [[String]] = [["figure", "ours", "ceiling", "ratio", "target", "met"]]
+        func met(_ ok: Bool?) -> String { ok.map { $0 ? "yes" : "NO" } ?? "n/a" }
+        rows.append(["cold start to first /auth/keys, median of \(coldStarts.count)", ms(coldStartMedian), "", "", "< 50 ms",
+                     met(coldStartMedian < 50)])
+        rows.append(["idle memory (RSS)", mib(idleResidentMiB), "", "", "< 15 MB", met(idleResidentMiB * 1.048576 < 15)])
+        rows.append(["/auth/keys req/s, \(options.connections) connections (wrk)", count(keys?.requestsPerSecond),
+                     staticCeiling.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(keysRatio), ">= 0.50",
+                     met(keysRatio.map { $0 >= 0.5 })])
+        rows.append(["  latency p50 / p99", keys.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a",
+                     staticCeiling.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "", "", "", ""])
+        rows.append(["/auth/token code exchanges/s, \(options.connections) connections", count(exchanges?.exchangesPerSecond),
+                     signingCeiling.map { "RSA-2048 signs " + count($0) } ?? "openssl n/a", fraction(exchangeRatio), ">= 0.80",
+                     met(exchangeRatio.map { $0 >= 0.8 })])
+        rows.append(["  latency p50 / p99", exchanges.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a", "", "", "", ""])
+        if let rounds = exchanges?.residentAfterRound, let first = rounds.first, let last = rounds.last {
+            let per = options.exchanges / options.rounds
+            rows.append(["memory after \(count(Double(per))) -> \(count(Double(per * rounds.count))) exchanges",
+                         "\(mib(first)) -> \(mib(last))", "", String(format: "%+.1f%%", memoryGrowth ?? 0), "within 10%",
+                         met(memoryGrowth.map { abs($0) <= 10 })])
+        }
+        if let idle {
+            rows.append(["new client p50, \(options.idleConnections) idle connections open", ms(idle.loadedP50),
+                         "unloaded " + ms(idle.unloadedP50), fraction(idleRatio), "< 2.00", met(idleRatio.map { $0 < 2 })])
+            rows.append(["  p99", ms(idle.loadedP99), "unloaded " + ms(idle.unloadedP99), "", "", ""])
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
+        for (index, row) in rows.enumerated() {
+            lines.append(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  "))
+            if index == 0 { lines.append(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
+        }
+        if failures > 0 { lines.append("FAILED REQUESTS: \(failures)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The figures as JSON (sorted keys).
+    func json() throws -> Data {
+        var figures: [String: Any] = [
+            "cores": cores, "smoke": options.smoke, "connections": options.connections,
+            "cold_start_ms": ["median": coldStartMedian, "runs": coldStarts],
+            "idle_rss_mib": idleResidentMiB,
+            "failed_requests": failures,
+        ]
+        if let signingCeiling { figures["rsa2048_signs_per_s_all_cores"] = signingCeiling }
+        if let keys { figures["keys"] = ["requests_per_s": keys.requestsPerSecond, "p50_ms": keys.p50, "p99_ms": keys.p99] }
+        if let staticCeiling {
+            figures["nginx_keys"] = ["requests_per_s": staticCeiling.requestsPerSecond, "p50_ms": staticCeiling.p50, "p99_ms": staticCeiling.p99]
+        }
+        if let keysRatio { figures["keys_ratio_to_nginx"] = keysRatio }
+        if let exchanges {
+            figures["exchanges"] = ["total": options.exchanges, "per_s": exchanges.exchangesPerSecond, "p50_ms": exchanges.p50,
+                                    "p99_ms": exchanges.p99, "rss_mib_after_each_round": exchanges.residentAfterRound]
+        }
+        if let exchangeRatio { figures["exchanges_ratio_to_signing"] = exchangeRatio }
+        if let memoryGrowth { figures["rss_growth_percent_first_to_last_round"] = memoryGrowth }
+        if let idle {
+            figures["idle_connections"] = ["count": options.idleConnections, "server_descriptors": idle.serverDescriptors,
+                                           "unloaded_p50_ms": idle.unloadedP50, "unloaded_p99_ms": idle.unloadedP99,
+                                           "loaded_p50_ms": idle.loadedP50, "loaded_p99_ms": idle.loadedP99]
+        }
+        return try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys, .prettyPrinted])
+    }
+
+    private func ms(_ value: Double) -> String { String(format: value < 10 ? "%.2f ms" : "%.1f ms", value) }
+    private func mib(_ value: Double) -> String { String(format: "%.1f MiB", value) }
+    private func count(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "n/a" }
+    private func fraction(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "" }
+}

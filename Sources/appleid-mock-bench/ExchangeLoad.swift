@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+
+/// Code exchanges under load: in each round, `connections` keep-alive clients first obtain
+/// codes from the headless authorize (`/__mock/authorize`), then redeem them all at
+/// `/auth/token` with a real ES256 client_secret. Only the redemptions are timed; memory is
+/// read after every round.
+struct ExchangeLoad {
+    /// Redemptions per second over all rounds (redeem phases only).
+    var exchangesPerSecond: Double
+    /// Redemption latency percentiles in milliseconds.
+    var p50: Double
+    var p99: Double
+    /// Resident memory after each round, MiB.
+    var residentAfterRound: [Double]
+    /// Requests that did not answer 200.
+    var failures: Int
+
+    /// Runs `total` exchanges in `rounds` rounds over `connections` connections.
+
+    static func run(server: ServerProcess, secret: String, total: Int, rounds: Int, connections: Int) throws -> ExchangeLoad {
+        let perRound = total / rounds
+        var latencies: [Double] = []
+        latencies.reserveCapacity(total)
+        var redeemNanoseconds: UInt64 = 0
+        var redeemed = 0
+        var resident: [Double] = []
+        let failures = Atomic<Int>(0)
+        let clients = try (0..<connections).map { _ in try RawConnection(port: server.port) }
+        for _ in 0..<rounds {
+            // Each client's share of this round.
+            let shares = (0..<connections).map { perRound / connections + ($0 < perRound % connections ? 1 : 0) }
+            let codes = Mutex([[String]](repeating: [], count: connections))
+            parallel(connections) { index in
+                var mine: [String] = []
+                for _ in 0..<shares[index] {
+                    let answer: (status: Int, body: ArraySlice<UInt8>)
+                    do {
+                        answer = try clients[index].exchange(authorizeRequest)
+                    } catch {
+                        Self.report(failures, "authorize: \(error)")
+                        continue
+                    }
+                    guard answer.status == 200, let code = Self.code(in: answer.body) else {
+                        Self.report(failures, "authorize answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+                        continue
+                    }
+                    mine.append(code)
+                }
+                codes.withLock { $0[index] = mine }
+            }
+            let roundCodes = codes.withLock { $0 }
+            let timings = Mutex([[Double]](repeating: [], count: connections))
+            let start = Stopwatch.now()
+            parallel(connections) { index in
+                var mine: [Double] = []
+                mine.reserveCapacity(roundCodes[index].count)
+                for code in roundCodes[index] {
+                    let began = Stopwatch.now()
+                    let answer: (status: Int, body: ArraySlice<UInt8>)
+                    do {
+                        answer = try clients[index].exchange(tokenRequest(code: code, secret: secret))
+                    } catch {
+                        Self.report(failures, "token: \(error)")
+                        continue
+                    }
+                    guard answer.status == 200 else {
+                        Self.report(failures, "token answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+                        continue
+                    }
+                    mine.append(Stopwatch.milliseconds(since: began))
+                }
+                timings.withLock { $0[index] = mine }
+            }
+            redeemNanoseconds += Stopwatch.now() - start
+            for part in timings.withLock({ $0 }) {
+                latencies += part
+                redeemed += part.count
+            }
+            resident.append(server.residentMiB)
+        }
+        let percentiles = Percentiles(latencies)
+        return ExchangeLoad(exchangesPerSecond: Double(redeemed) / (Double(redeemNanoseconds) / 1e9),
+                            p50: percentiles.median, p99: percentiles.value(0.99),
+                            residentAfterRound: resident, failures: failures.load(ordering: .relaxed))
+    }
+
+    private static let authorizeRequest: [UInt8] = {
+        let body = #"{"client_id":"com.example.web","redirect_uri":"https://app.example.com/callback","# +
+            #""response_type":"code","response_mode":"form_post","user":"alice"}"#
+        return Array("POST /__mock/authorize HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    }()
+
+    private static func tokenRequest(code: String, secret: String) -> [UInt8] {
+        let body = "client_id=com.example.web&client_secret=\(secret)&code=\(code)&grant_type=authorization_code"
+            + "&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcallback"
+        return Array("POST /auth/token HTTP/1.1\r\nHost: bench\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    }
+
+    /// The `"code":"…"` value of a headless authorize answer.
+    private static func code(in body: ArraySlice<UInt8>) -> String? {
+        let text = String(decoding: body, as: UTF8.self)
+        guard let start = text.range(of: #""code":""#)?.upperBound, let end = text[start...].firstIndex(of: "\"") else { return nil }
+        return String(text[start..<end])
+    }
+
+    /// Counts a failure; the first few are printed.
+    private static func report(_ failures: borrowing Atomic<Int>, _ text: String) {
+        if failures.add(1, ordering: .relaxed).newValue <= 3 {
+            FileHandle.standardError.write(Data("appleid-mock-bench: \(text)\n".utf8))
+        }
+    }
+
+    /// Runs `body(0..<count)` on `count` threads at once and waits for all.
+    static func parallel(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            Thread.detachNewThread {
+                body(index)
+                group.leave()
+            }
+        }
+        group.wait()
+    }
+}
