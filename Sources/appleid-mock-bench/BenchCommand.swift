@@ -62,7 +62,7 @@ enum BenchCommand {
             throw ServerProcess.Failure(description: "`appleid-mock client-secret` failed (run from the repository root, where Keys/ is)")
         }
         report.exchanges = try ExchangeLoad.run(server: server, secret: secret, total: options.exchanges,
-                                                rounds: options.rounds, connections: options.connections)
+                                                rounds: options.rounds, connections: options.connections, threads: cores)
     }
 
     private static func progress(_ text: String) {

@@ -16,73 +16,59 @@ struct ExchangeLoad {
     /// Requests that did not answer 200.
     var failures: Int
 
-    /// Runs `total` exchanges in `rounds` rounds over `connections` connections.
-
-    static func run(server: ServerProcess, secret: String, total: Int, rounds: Int, connections: Int) throws -> ExchangeLoad {
+    /// Runs `total` exchanges in `rounds` rounds over `connections` connections, driven by
+    /// `threads` client threads.
+    static func run(server: ServerProcess, secret: String, total: Int, rounds: Int, connections: Int, threads: Int) throws -> ExchangeLoad {
         let perRound = total / rounds
         var latencies: [Double] = []
         latencies.reserveCapacity(total)
         var redeemNanoseconds: UInt64 = 0
-        var redeemed = 0
         var resident: [Double] = []
-        let failures = Atomic<Int>(0)
+        var failures = 0
         let clients = try (0..<connections).map { _ in try RawConnection(port: server.port) }
         for _ in 0..<rounds {
-            // Each client's share of this round.
+            // Each connection's share of this round.
             let shares = (0..<connections).map { perRound / connections + ($0 < perRound % connections ? 1 : 0) }
-            let codes = Mutex([[String]](repeating: [], count: connections))
-            parallel(connections) { index in
-                var mine: [String] = []
-                for _ in 0..<shares[index] {
-                    let answer: (status: Int, body: ArraySlice<UInt8>)
-                    do {
-                        answer = try clients[index].exchange(authorizeRequest)
-                    } catch {
-                        Self.report(failures, "authorize: \(error)")
-                        continue
+            let collected = Collected(connections)
+            failures += LoadDriver.run(clients, threads: threads) { index in
+                LoadDriver.Script(requests: Array(repeating: authorizeRequest, count: shares[index])) { _, status, body, _ in
+                    guard status == 200, let code = Self.code(in: body) else {
+                        Self.report("authorize answered \(status): \(String(decoding: body, as: UTF8.self))")
+                        return false
                     }
-                    guard answer.status == 200, let code = Self.code(in: answer.body) else {
-                        Self.report(failures, "authorize answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
-                        continue
-                    }
-                    mine.append(code)
+                    collected.codes[index].append(code)
+                    return true
                 }
-                codes.withLock { $0[index] = mine }
             }
-            let roundCodes = codes.withLock { $0 }
-            let timings = Mutex([[Double]](repeating: [], count: connections))
             let start = Stopwatch.now()
-            parallel(connections) { index in
-                var mine: [Double] = []
-                mine.reserveCapacity(roundCodes[index].count)
-                for code in roundCodes[index] {
-                    let began = Stopwatch.now()
-                    let answer: (status: Int, body: ArraySlice<UInt8>)
-                    do {
-                        answer = try clients[index].exchange(tokenRequest(code: code, secret: secret))
-                    } catch {
-                        Self.report(failures, "token: \(error)")
-                        continue
+            failures += LoadDriver.run(clients, threads: threads) { index in
+                LoadDriver.Script(requests: collected.codes[index].map { tokenRequest(code: $0, secret: secret) }) { _, status, body, milliseconds in
+                    guard status == 200 else {
+                        Self.report("token answered \(status): \(String(decoding: body, as: UTF8.self))")
+                        return false
                     }
-                    guard answer.status == 200 else {
-                        Self.report(failures, "token answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
-                        continue
-                    }
-                    mine.append(Stopwatch.milliseconds(since: began))
+                    collected.latencies[index].append(milliseconds)
+                    return true
                 }
-                timings.withLock { $0[index] = mine }
             }
             redeemNanoseconds += Stopwatch.now() - start
-            for part in timings.withLock({ $0 }) {
-                latencies += part
-                redeemed += part.count
-            }
+            for part in collected.latencies { latencies += part }
             resident.append(server.residentMiB)
         }
         let percentiles = Percentiles(latencies)
-        return ExchangeLoad(exchangesPerSecond: Double(redeemed) / (Double(redeemNanoseconds) / 1e9),
+        return ExchangeLoad(exchangesPerSecond: Double(latencies.count) / (Double(redeemNanoseconds) / 1e9),
                             p50: percentiles.median, p99: percentiles.value(0.99),
-                            residentAfterRound: resident, failures: failures.load(ordering: .relaxed))
+                            residentAfterRound: resident, failures: failures)
+    }
+
+    /// Per-connection results; each index is written by the one thread driving that connection.
+    private final class Collected: @unchecked Sendable {
+        var codes: [[String]]
+        var latencies: [[Double]]
+        init(_ count: Int) {
+            codes = Array(repeating: [], count: count)
+            latencies = Array(repeating: [], count: count)
+        }
     }
 
     private static let authorizeRequest: [UInt8] = {
@@ -104,9 +90,11 @@ struct ExchangeLoad {
         return String(text[start..<end])
     }
 
-    /// Counts a failure; the first few are printed.
-    private static func report(_ failures: borrowing Atomic<Int>, _ text: String) {
-        if failures.add(1, ordering: .relaxed).newValue <= 3 {
+    private static let reported = Atomic<Int>(0)
+
+    /// Prints the first few failures.
+    private static func report(_ text: String) {
+        if reported.add(1, ordering: .relaxed).newValue <= 3 {
             FileHandle.standardError.write(Data("appleid-mock-bench: \(text)\n".utf8))
         }
     }

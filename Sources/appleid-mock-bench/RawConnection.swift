@@ -56,24 +56,43 @@ final class RawConnection: @unchecked Sendable {
 
     private func receive() throws(Failure) -> (status: Int, body: ArraySlice<UInt8>) {
         filled = 0
-        var headEnd = 0
-        var scanned = 0
-        while headEnd == 0 {
+        while true {
             try fill()
-            while scanned + 3 < filled {
-                if buffer[scanned] == 13 && buffer[scanned + 1] == 10 && buffer[scanned + 2] == 13 && buffer[scanned + 3] == 10 {
-                    headEnd = scanned + 4
-                    break
-                }
-                scanned += 1
-            }
+            if let response = try complete() { return response }
         }
+    }
+
+    /// Sends a request without waiting for its answer; `poll(_:)` picks the answer up.
+    func start(_ request: [UInt8]) throws(Failure) {
+        filled = 0
+        try send(request)
+    }
+
+    /// Reads what has arrived (the socket is readable) and returns the response once complete.
+    func poll() throws(Failure) -> (status: Int, body: ArraySlice<UInt8>)? {
+        try fill()
+        return try complete()
+    }
+
+    /// The response in the buffer, if all of it has arrived.
+    private func complete() throws(Failure) -> (status: Int, body: ArraySlice<UInt8>)? {
+        guard filled >= 4 else { return nil }
+        var headEnd = 0
+        for index in 0...(filled - 4)
+        where buffer[index] == 13 && buffer[index + 1] == 10 && buffer[index + 2] == 13 && buffer[index + 3] == 10 {
+            headEnd = index + 4
+            break
+        }
+        guard headEnd > 0 else { return nil }
         guard headEnd > 12, buffer[9] >= 48, buffer[9] <= 57 else { throw Failure(description: "not an HTTP response") }
         let status = Int(buffer[9] - 48) * 100 + Int(buffer[10] - 48) * 10 + Int(buffer[11] - 48)
         let length = contentLength(in: 0..<headEnd)
-        while filled < headEnd + length { try fill() }
+        guard filled >= headEnd + length else { return nil }
         return (status, buffer[headEnd..<headEnd + length])
     }
+
+    /// The descriptor, for poll(2).
+    var descriptor: Int32 { fd }
 
     /// Reads more bytes; grows the buffer when full.
     private func fill() throws(Failure) {
