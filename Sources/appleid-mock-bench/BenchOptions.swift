@@ -12,7 +12,7 @@ struct BenchOptions {
       --connections N    keep-alive connections for /auth/keys and /auth/token (default 50)
       --duration S       seconds of load per /auth/keys run, ours and nginx's (default 10)
       --exchanges N      code exchanges in all (default 100000)
-      --rounds N         the exchanges come in N rounds, memory read after each (default 10)
+      --rounds N         the exchanges come in N rounds, memory read after each (default 100)
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -26,7 +26,7 @@ struct BenchOptions {
     var connections = 50
     var duration = 10
     var exchanges = 100_000
-    var rounds = 10
+    var rounds = 100
     var coldStarts = 10
     var idleConnections = 1000
     /// Seconds `openssl speed` signs for.
@@ -74,7 +74,7 @@ struct BenchOptions {
         if smoke {
             if !explicit.contains("--duration") { duration = 2 }
             if !explicit.contains("--exchanges") { exchanges = 4000 }
-            if !explicit.contains("--rounds") { rounds = 4 }
+            if !explicit.contains("--rounds") { rounds = 10 }
             if !explicit.contains("--cold-starts") { coldStarts = 3 }
             signingSeconds = 1
             probes = 50

@@ -24,10 +24,17 @@ struct BenchReport {
     var keysRatio: Double? { ratio(keys?.requestsPerSecond, staticCeiling?.requestsPerSecond) }
     var exchangeRatio: Double? { ratio(exchanges?.exchangesPerSecond, signingCeiling) }
     var idleRatio: Double? { idle.map { $0.loadedP50 / $0.unloadedP50 } }
-    /// Growth of resident memory from the first round to the last, percent.
+    /// Resident memory once a tenth of the exchanges are done (warm), and at the end.
+    var memoryWarmAndEnd: (warm: Double, end: Double, warmAfter: Int)? {
+        guard let rounds = exchanges?.residentAfterRound, let last = rounds.last else { return nil }
+        let warmRound = max(rounds.count / 10, 1)
+        return (rounds[warmRound - 1], last, options.exchanges / options.rounds * warmRound)
+    }
+
+    /// Growth of resident memory from the warm reading to the end, percent.
     var memoryGrowth: Double? {
-        guard let rounds = exchanges?.residentAfterRound, let first = rounds.first, let last = rounds.last, first > 0 else { return nil }
-        return (last - first) / first * 100
+        guard let memory = memoryWarmAndEnd, memory.warm > 0 else { return nil }
+        return (memory.end - memory.warm) / memory.warm * 100
     }
 
     private func ratio(_ ours: Double?, _ ceiling: Double?) -> Double? {
@@ -51,10 +58,16 @@ struct BenchReport {
                      signingCeiling.map { "RSA-2048 signs " + count($0) } ?? "openssl n/a", fraction(exchangeRatio), ">= 0.80",
                      met(exchangeRatio.map { $0 >= 0.8 })])
         rows.append(["  latency p50 / p99", exchanges.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a", "", "", "", ""])
-        if let rounds = exchanges?.residentAfterRound, let first = rounds.first, let last = rounds.last {
-            let per = options.exchanges / options.rounds
-            rows.append(["memory after \(count(Double(per))) -> \(count(Double(per * rounds.count))) exchanges",
-                         "\(mib(first)) -> \(mib(last))", "", String(format: "%+.1f%%", memoryGrowth ?? 0), "within 10%",
+        if let exchanges {
+            // One signature costs cores / ceiling seconds of CPU at the ceiling's pace.
+            let signing = signingCeiling.map { String(format: "one RSA sign %.0f us", Double(cores) / $0 * 1e6) } ?? ""
+            rows.append(["  CPU per exchange: server / load generator",
+                         String(format: "%.0f us / %.0f us", exchanges.serverMicrosPerExchange, exchanges.clientMicrosPerExchange),
+                         signing, "", "", ""])
+        }
+        if let memory = memoryWarmAndEnd {
+            rows.append(["memory after \(count(Double(memory.warmAfter))) -> \(count(Double(options.exchanges))) exchanges",
+                         "\(mib(memory.warm)) -> \(mib(memory.end))", "", String(format: "%+.1f%%", memoryGrowth ?? 0), "within 10%",
                          met(memoryGrowth.map { abs($0) <= 10 })])
         }
         if let idle {
@@ -88,7 +101,9 @@ struct BenchReport {
         if let keysRatio { figures["keys_ratio_to_nginx"] = keysRatio }
         if let exchanges {
             figures["exchanges"] = ["total": options.exchanges, "per_s": exchanges.exchangesPerSecond, "p50_ms": exchanges.p50,
-                                    "p99_ms": exchanges.p99, "rss_mib_after_each_round": exchanges.residentAfterRound]
+                                    "p99_ms": exchanges.p99, "rss_mib_after_each_round": exchanges.residentAfterRound,
+                                    "server_cpu_us_per_exchange": exchanges.serverMicrosPerExchange,
+                                    "client_cpu_us_per_exchange": exchanges.clientMicrosPerExchange]
         }
         if let exchangeRatio { figures["exchanges_ratio_to_signing"] = exchangeRatio }
         if let memoryGrowth { figures["rss_growth_percent_first_to_last_round"] = memoryGrowth }

@@ -15,6 +15,9 @@ struct ExchangeLoad {
     var residentAfterRound: [Double]
     /// Requests that did not answer 200.
     var failures: Int
+    /// CPU time per redemption, in microseconds: the server's, and the load generator's.
+    var serverMicrosPerExchange: Double
+    var clientMicrosPerExchange: Double
 
     /// Runs `total` exchanges in `rounds` rounds over `connections` connections, driven by
     /// `threads` client threads.
@@ -25,6 +28,8 @@ struct ExchangeLoad {
         var redeemNanoseconds: UInt64 = 0
         var resident: [Double] = []
         var failures = 0
+        var serverCPU = 0.0
+        var clientCPU = 0.0
         let clients = try (0..<connections).map { _ in try RawConnection(port: server.port) }
         for _ in 0..<rounds {
             // Each connection's share of this round.
@@ -41,6 +46,8 @@ struct ExchangeLoad {
                 }
             }
             let start = Stopwatch.now()
+            let serverBefore = server.cpuSeconds
+            let clientBefore = ServerProcess.ownCPUSeconds
             failures += LoadDriver.run(clients, threads: threads) { index in
                 LoadDriver.Script(requests: collected.codes[index].map { tokenRequest(code: $0, secret: secret) }) { _, status, body, milliseconds in
                     guard status == 200 else {
@@ -52,13 +59,17 @@ struct ExchangeLoad {
                 }
             }
             redeemNanoseconds += Stopwatch.now() - start
+            serverCPU += server.cpuSeconds - serverBefore
+            clientCPU += ServerProcess.ownCPUSeconds - clientBefore
             for part in collected.latencies { latencies += part }
             resident.append(server.residentMiB)
         }
         let percentiles = Percentiles(latencies)
         return ExchangeLoad(exchangesPerSecond: Double(latencies.count) / (Double(redeemNanoseconds) / 1e9),
                             p50: percentiles.median, p99: percentiles.value(0.99),
-                            residentAfterRound: resident, failures: failures)
+                            residentAfterRound: resident, failures: failures,
+                            serverMicrosPerExchange: serverCPU / Double(max(latencies.count, 1)) * 1e6,
+                            clientMicrosPerExchange: clientCPU / Double(max(latencies.count, 1)) * 1e6)
     }
 
     /// Per-connection results; each index is written by the one thread driving that connection.

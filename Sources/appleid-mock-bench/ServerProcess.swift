@@ -65,6 +65,24 @@ final class ServerProcess {
         return kilobytes / 1024
     }
 
+    /// CPU time the process has used so far (user + system), in seconds.
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        // Fields after the command name; utime and stime are the 14th and 15th of the line.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// CPU time this (benchmark) process has used so far, in seconds.
+    static var ownCPUSeconds: Double {
+        var usage = rusage()
+        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// Open descriptors now.
     var openDescriptors: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1

@@ -54,6 +54,10 @@ final class EventLoop: @unchecked Sendable {
             // Written under the lock, so the eventfd cannot be closed (and its number reused) meanwhile.
             guard jobs != nil else { return }
             jobs!.append(job)
+            // Only the first job of a batch wakes the loop: until `runJobs` takes the batch, the
+            // loop has a wakeup pending or is about to take the batch anyway. Under load this
+            // saves a system call per deferred response.
+            guard jobs!.count == 1 else { return }
             var one: UInt64 = 1
             _ = Glibc.write(wakeFD, &one, 8)
         }
