@@ -81,18 +81,23 @@ final class EventLoop: @unchecked Sendable {
         while true {
             let count = epoll_wait(epollFD, events, Int32(capacity), tick)
             let now = Syscall.monotonicNanoseconds()
+            var woken = false
             if count > 0 {
                 for index in 0..<Int(count) {
                     let flags = mh_event_flags(events + index)
                     let token = mh_event_data(events + index)
                     switch token {
                     case Self.listenerToken: acceptConnections(now: now)
-                    case Self.wakeToken: drainWakeups()
+                    case Self.wakeToken:
+                        drainWakeups()
+                        woken = true
                     default: handle(token, flags: flags, now: now)
                     }
                 }
             }
-            runJobs()
+            // Jobs only arrive with a wakeup (see `execute`), so a busy loop does not contend
+            // for the job lock with the threads finishing deferred responses on every turn.
+            if woken { runJobs() }
             if now >= nextSweep {
                 sweep(now: now, limits: limits)
                 nextSweep = now + UInt64(tick) * 1_000_000
