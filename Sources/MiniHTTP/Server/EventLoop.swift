@@ -18,6 +18,8 @@ final class EventLoop: @unchecked Sendable {
     private let wakeFD: Int32
     /// Jobs from other threads; nil once the loop has ended and closed its descriptors.
     private let jobs = Mutex<[@Sendable (EventLoop) -> Void]?>([])
+    /// Whether `wakeFD` is still open; held while writing to it.
+    private let wakeLock = Mutex(true)
     private var connections: [UInt64: Connection] = [:]
     private var nextID: UInt64 = 16
     private var listening = false
@@ -50,14 +52,19 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs `job` on the loop's thread soon; dropped once the loop has ended.
     func execute(_ job: @escaping @Sendable (EventLoop) -> Void) {
-        jobs.withLock { jobs in
-            // Written under the lock, so the eventfd cannot be closed (and its number reused) meanwhile.
-            guard jobs != nil else { return }
+        let startsBatch = jobs.withLock { jobs in
+            guard jobs != nil else { return false }
             jobs!.append(job)
-            // Only the first job of a batch wakes the loop: until `runJobs` takes the batch, the
-            // loop has a wakeup pending or is about to take the batch anyway. Under load this
-            // saves a system call per deferred response.
-            guard jobs!.count == 1 else { return }
+            return jobs!.count == 1
+        }
+        // Only the first job of a batch wakes the loop: the loop takes jobs only after a wakeup,
+        // and then takes the whole batch. The write happens outside the job lock, so the woken
+        // loop does not spin on that lock while this thread is still in the system call; the
+        // wake lock (which the loop takes only to close the eventfd) keeps the descriptor from
+        // being closed, and its number reused, under the write.
+        guard startsBatch else { return }
+        wakeLock.withLock { open in
+            guard open else { return }
             var one: UInt64 = 1
             _ = Glibc.write(wakeFD, &one, 8)
         }
@@ -117,7 +124,10 @@ final class EventLoop: @unchecked Sendable {
             return jobs != nil
         }
         guard wasOpen else { return }
-        Syscall.close(wakeFD)
+        wakeLock.withLock { open in
+            open = false
+            Syscall.close(wakeFD)
+        }
         Syscall.close(epollFD)
     }
 
