@@ -50,24 +50,26 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Cross-thread entry points
 
-    /// Runs `job` on the loop's thread soon; dropped once the loop has ended.
-    func execute(_ job: @escaping @Sendable (EventLoop) -> Void) {
-        let startsBatch = jobs.withLock { jobs in
-            guard jobs != nil else { return false }
+    /// Runs `job` on the loop's thread soon; false (and dropped) once the loop has ended.
+    @discardableResult
+    func execute(_ job: @escaping @Sendable (EventLoop) -> Void) -> Bool {
+        let (accepted, startsBatch) = jobs.withLock { jobs in
+            guard jobs != nil else { return (false, false) }
             jobs!.append(job)
-            return jobs!.count == 1
+            return (true, jobs!.count == 1)
         }
         // Only the first job of a batch wakes the loop: the loop takes jobs only after a wakeup,
         // and then takes the whole batch. The write happens outside the job lock, so the woken
         // loop does not spin on that lock while this thread is still in the system call; the
         // wake lock (which the loop takes only to close the eventfd) keeps the descriptor from
         // being closed, and its number reused, under the write.
-        guard startsBatch else { return }
+        guard startsBatch else { return accepted }
         wakeLock.withLock { open in
             guard open else { return }
             var one: UInt64 = 1
             _ = Glibc.write(wakeFD, &one, 8)
         }
+        return accepted
     }
 
     /// Stops accepting, closes idle connections and lets in-flight requests finish.
@@ -112,23 +114,27 @@ final class EventLoop: @unchecked Sendable {
             if isDraining && ((connections.isEmpty && pendingTasks == 0) || now >= drainDeadline) { break }
         }
         for connection in Array(connections.values) { close(connection) }
-        runJobs()
-        releaseDescriptors()
+        // Jobs queued until the very end still run: a connection handed over by another loop
+        // is closed and uncounted by `register`, since this loop is draining.
+        for job in releaseDescriptors() { job(self) }
     }
 
     /// Closes the eventfd and epoll descriptors exactly once, when the loop ends (or, if it never
     /// ran, when it is freed), so a stopped server holds no descriptors however long it is kept.
-    private func releaseDescriptors() {
-        let wasOpen = jobs.withLock { jobs in
+    /// Returns the jobs still queued, which no one else will run.
+    @discardableResult
+    private func releaseDescriptors() -> [@Sendable (EventLoop) -> Void] {
+        let leftover = jobs.withLock { jobs in
             defer { jobs = nil }
-            return jobs != nil
+            return jobs
         }
-        guard wasOpen else { return }
+        guard let leftover else { return [] }
         wakeLock.withLock { open in
             open = false
             Syscall.close(wakeFD)
         }
         Syscall.close(epollFD)
+        return leftover
     }
 
     private static func tickMilliseconds(_ limits: HTTPLimits) -> Int32 {
@@ -178,17 +184,31 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            let id = nextID
-            nextID += 1
-            do {
-                try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id) }
-            } catch {
-                Syscall.close(fd)
-                core.releaseConnection()
-                continue
+            if let target = core.loopForNewConnection(), target !== self {
+                let handedOver = target.execute { loop in loop.register(fd, now: Syscall.monotonicNanoseconds()) }
+                if handedOver { continue }
             }
-            connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, now: now)
+            register(fd, now: now)
         }
+    }
+
+    /// Serves an accepted (and counted) connection on this loop.
+    private func register(_ fd: Int32, now: UInt64) {
+        guard !isDraining else {
+            Syscall.close(fd)
+            core.releaseConnection()
+            return
+        }
+        let id = nextID
+        nextID += 1
+        do {
+            try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id) }
+        } catch {
+            Syscall.close(fd)
+            core.releaseConnection()
+            return
+        }
+        connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, now: now)
     }
 
     private func addListener() throws(SocketError) {

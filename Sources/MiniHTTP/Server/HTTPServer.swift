@@ -42,6 +42,7 @@ public final class HTTPServer: Sendable {
             throw error
         }
         let server = HTTPServer(core: core, loops: loops)
+        core.adopt(loops)
         for (index, loop) in loops.enumerated() {
             server.stopped.enter()
             LoopThread.start(name: "MiniHTTP-loop-\(index)") { [server] in
@@ -74,6 +75,7 @@ public final class HTTPServer: Sendable {
     private func loopEnded() {
         if runningLoops.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
             core.listener.close()
+            core.forgetLoops()
         }
     }
 
