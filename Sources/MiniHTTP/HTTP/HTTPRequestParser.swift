@@ -246,7 +246,8 @@ public struct HTTPRequestParser: Sendable {
             switch state {
             case .sizeLine:
                 guard let lineEnd = findCRLF(from: start, limit: limits.maxChunkLineBytes) else {
-                    if bufferedByteCount > limits.maxChunkLineBytes { throw .malformed("chunk size line too long") }
+                    // One byte more than the limit may be a full-length line's CR with its LF still to come.
+                    if bufferedByteCount > limits.maxChunkLineBytes + 1 { throw .malformed("chunk size line too long") }
                     phase = .chunked(head, state, body: body)
                     return nil
                 }
