@@ -40,7 +40,7 @@ enum BenchCommand {
 
         let server = try ServerProcess.startMock(binary: options.server)
         defer { server.stop() }
-        let keys = try RawConnection(port: server.port).exchange(Array("GET /auth/keys HTTP/1.1\r\nHost: bench\r\n\r\n".utf8))
+        let keys = try RawConnection(port: server.port).exchange(RawConnection.keysRequest)
         usleep(300_000)
         report.idleResidentMiB = server.residentMiB
 

@@ -7,7 +7,7 @@ enum ColdStart {
             let start = Stopwatch.now()
             let server = try ServerProcess.startMock(binary: binary)
             defer { server.stop() }
-            let answer = try RawConnection(port: server.port).exchange(Array("GET /auth/keys HTTP/1.1\r\nHost: bench\r\n\r\n".utf8))
+            let answer = try RawConnection(port: server.port).exchange(RawConnection.keysRequest)
             times.append(Stopwatch.milliseconds(since: start))
             guard answer.status == 200 else { throw ServerProcess.Failure(description: "/auth/keys answered \(answer.status)") }
         }

@@ -109,17 +109,4 @@ struct ExchangeLoad {
             FileHandle.standardError.write(Data("appleid-mock-bench: \(text)\n".utf8))
         }
     }
-
-    /// Runs `body(0..<count)` on `count` threads at once and waits for all.
-    static func parallel(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        let group = DispatchGroup()
-        for index in 0..<count {
-            group.enter()
-            Thread.detachNewThread {
-                body(index)
-                group.leave()
-            }
-        }
-        group.wait()
-    }
 }

@@ -17,7 +17,7 @@ struct IdleConnectionProbe {
         held.reserveCapacity(idle)
         for _ in 0..<idle {
             let connection = try RawConnection(port: server.port)
-            _ = try connection.exchange(request)
+            _ = try connection.exchange(RawConnection.keysRequest)
             held.append(connection)
         }
         let descriptors = server.openDescriptors
@@ -27,12 +27,10 @@ struct IdleConnectionProbe {
                                    loadedP50: loaded.median, loadedP99: loaded.value(0.99), serverDescriptors: descriptors)
     }
 
-    private static let request = Array("GET /auth/keys HTTP/1.1\r\nHost: bench\r\n\r\n".utf8)
-
     private static func sample(port: Int, count: Int) throws -> [Double] {
         try (0..<count).map { _ in
             let start = Stopwatch.now()
-            let answer = try RawConnection(port: port).exchange(request)
+            let answer = try RawConnection(port: port).exchange(RawConnection.keysRequest)
             guard answer.status == 200 else { throw ServerProcess.Failure(description: "/auth/keys answered \(answer.status)") }
             return Stopwatch.milliseconds(since: start)
         }

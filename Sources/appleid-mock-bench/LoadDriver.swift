@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Synchronization
 
@@ -16,7 +17,7 @@ enum LoadDriver {
     static func run(_ connections: [RawConnection], threads: Int, script: @escaping @Sendable (Int) -> Script) -> Int {
         let failures = Atomic<Int>(0)
         let groups = (0..<threads).map { thread in Array(stride(from: thread, to: connections.count, by: threads)) }
-        ExchangeLoad.parallel(groups.count) { group in
+        parallel(groups.count) { group in
             let mine = groups[group]
             let scripts = mine.map { script($0) }
             var next = [Int](repeating: 0, count: mine.count)
@@ -67,5 +68,18 @@ enum LoadDriver {
             }
         }
         return failures.load(ordering: .relaxed)
+    }
+
+    /// Runs `body(0..<count)` on `count` threads at once and waits for all.
+    private static func parallel(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            Thread.detachNewThread {
+                body(index)
+                group.leave()
+            }
+        }
+        group.wait()
     }
 }

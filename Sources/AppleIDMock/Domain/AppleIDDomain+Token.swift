@@ -29,7 +29,7 @@ extension AppleIDDomain {
         let verifier = form["code_verifier"]
         let clientID = entry.client.clientID
         let consents = self.consents
-        let grant = try codes.redeem(code, now: now, issuedExpiry: issuedExpiry(ofCode: code)) { grant -> OAuthError? in
+        let grant = try codes.redeem(code, now: now, issuedExpiry: issuedExpiry(ofCode:)) { grant -> OAuthError? in
             if grant.clientID != clientID { return .clientMismatch(clientID) }
             if grant.redirectURI != redirectURI {
                 // Send redirect_uri only when the authorize request had one (§1.3 [D]).

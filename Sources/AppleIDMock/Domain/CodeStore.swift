@@ -31,14 +31,14 @@ public final class CodeStore: Sendable {
     /// the critical section, with no suspension) rejects the request's bindings. Only a fully
     /// successful redemption consumes the code.
     ///
-    /// `issuedExpiry` is when `code` expires if this mock issued it (read from the code), nil
+    /// `issuedExpiry` tells when `code` expires if this mock issued it (read from the code), nil
     /// for a code it never issued: a genuine code that is no longer pending and not yet expired
-    /// has been used.
-    public func redeem(_ code: String, now: Int64, issuedExpiry: Int64?,
+    /// has been used. It is asked only for a code that is not pending.
+    public func redeem(_ code: String, now: Int64, issuedExpiry: (String) -> Int64?,
                        check: (AuthorizationGrant) -> OAuthError?) -> Result<AuthorizationGrant, OAuthError> {
         state.withLock { state in
             guard let grant = state.pending[code] else {
-                if let issuedExpiry, now < issuedExpiry { return .failure(.codeAlreadyUsed) }
+                if let expiry = issuedExpiry(code), now < expiry { return .failure(.codeAlreadyUsed) }
                 return .failure(.codeExpired)
             }
             if now >= grant.expiresAt {
