@@ -1,3 +1,4 @@
+import FoundationEssentials
 import MiniHTTP
 
 /// A running mock of appleid.apple.com. The CLI and the tests both start it through
@@ -26,13 +27,27 @@ public final class AppleIDMockServer: Sendable {
         http.port = configuration.port
         let server: HTTPServer
         do {
-            server = try HTTPServer.start(configuration: http, routes: Routes.table(domain: domain, site: site))
+            server = try HTTPServer.start(configuration: http, routes: Routes.table(domain: domain, site: site, control: controlGuard(configuration)))
         } catch {
             throw .bind(error)
         }
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
         site.set(baseURL)
+        if !isLoopback(server.host) {
+            configuration.log("listening on \(server.host), beyond this machine: anyone who can reach the port can mint tokens through /__mock")
+        }
         return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL)
+    }
+
+    /// The mock's route table over a new domain, with no socket: answer requests in memory with
+    /// `RouteTable.respond(to:)` (fuzzing, and tests that need no wire). `baseURL` stands for the
+    /// address clients would use.
+    public static func routes(_ configuration: AppleIDMockConfiguration = AppleIDMockConfiguration(),
+                              baseURL: String = "http://127.0.0.1:8080") throws(AppleIDMockError) -> RouteTable {
+        let domain = try AppleIDDomain(configuration: configuration)
+        let site = SiteAddress()
+        site.set(baseURL)
+        return Routes.table(domain: domain, site: site, control: controlGuard(configuration))
     }
 
     /// The bound port.
@@ -52,6 +67,17 @@ public final class AppleIDMockServer: Sendable {
 
     /// `shutdown()` and wait.
     public func stop() { http.stop() }
+
+    /// The control API's guard: IP literals, localhost, the configured names and the host of the base URL.
+    private static func controlGuard(_ configuration: AppleIDMockConfiguration) -> ControlGuard {
+        var names = configuration.allowedHosts
+        if let base = configuration.baseURL, let host = URL(string: base)?.host { names.append(host) }
+        return ControlGuard(allowedHosts: names)
+    }
+
+    private static func isLoopback(_ host: String) -> Bool {
+        host == "::1" || host.hasPrefix("127.")
+    }
 
     private static func defaultBaseURL(_ server: HTTPServer) -> String {
         switch server.host {

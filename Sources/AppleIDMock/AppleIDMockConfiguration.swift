@@ -24,6 +24,15 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Randomness for identifiers.
     public var random: RandomSource = .system
 
+    /// Most authorization codes held unredeemed at once; beyond it sign-ins are refused with a
+    /// 503 until codes are redeemed or expire (probe finding F5).
+    public var maxPendingCodes: Int = 100_000
+    /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
+    /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
+    public var allowedHosts: [String] = []
+    /// Where the mock says what it decided on its own (key fallback, exposure warnings).
+    public var log: @Sendable (String) -> Void = AppleIDMockLog.standardError
+
     /// The defaults.
     public init() {}
 }

@@ -27,7 +27,7 @@ enum ClientSecretCommand {
         if let path = parsed.options["scenario"] {
             do { scenario = try Scenario.load(path: path) } catch { throw CommandFailure(message: "scenario \(path):\n\(error)", status: 2) }
         }
-        let teamID = parsed.options["team"] ?? scenario.teams[0].teamID
+        let teamID = parsed.options["team"] ?? scenario.teams.first?.teamID ?? ""
         guard let team = scenario.teams.first(where: { $0.teamID == teamID }) else {
             throw UsageError(message: "--team \(teamID): no such team in the scenario", usage: usage)
         }
@@ -37,8 +37,11 @@ enum ClientSecretCommand {
         let lifetime = try parsed.integer("lifetime", default: 3600, range: 1...ClientSecret.maxLifetime, usage: usage)
         let issuedAt = try parsed.integer("issued-at", default: Int(Date().timeIntervalSince1970), range: 0...Int(Int32.max) * 2, usage: usage)
         let keyPath = parsed.options["key"] ?? "Keys/AuthKey_\(keyID).p8"
-        guard let data = FileManager.default.contents(atPath: keyPath), let pem = String(data: data, encoding: .utf8) else {
-            throw UsageError(message: "--key \(keyPath): cannot read file", usage: usage)
+        let pem: String
+        do {
+            pem = try BoundedFile.text(keyPath, limit: 64 * 1024)
+        } catch {
+            throw UsageError(message: "--key \(keyPath): \(error.message)", usage: usage)
         }
         let key: P256PrivateKey
         do { key = try P256PrivateKey(pem: pem) } catch {

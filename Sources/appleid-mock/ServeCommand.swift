@@ -6,7 +6,7 @@ import Glibc
 enum ServeCommand {
     static let usage = """
     usage: appleid-mock [serve] [--scenario FILE] [--host HOST] [--port PORT] [--keys DIR]
-                        [--issuer URL] [--base-url URL]
+                        [--issuer URL] [--base-url URL] [--allowed-host NAMES]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -17,6 +17,11 @@ enum ServeCommand {
                         (default https://appleid.apple.com)
       --base-url URL    the address clients reach the mock at, for     APPLEID_MOCK_BASE_URL
                         discovery (default http://HOST:PORT)
+      --allowed-host NAMES  comma-separated host names the control API     APPLEID_MOCK_ALLOWED_HOSTS
+                        (/__mock) answers besides IP addresses, localhost and
+                        the --base-url host, e.g. a Docker service name
+
+    SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish.
 
     Prints exactly one line, "listening on http://HOST:PORT", once it accepts connections.
     """
@@ -24,7 +29,12 @@ enum ServeCommand {
     static let options: [String: String] = [
         "scenario": "APPLEID_MOCK_SCENARIO", "host": "APPLEID_MOCK_HOST", "port": "APPLEID_MOCK_PORT",
         "keys": "APPLEID_MOCK_KEYS", "issuer": "APPLEID_MOCK_ISSUER", "base-url": "APPLEID_MOCK_BASE_URL",
+        "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS",
     ]
+
+    /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
+    /// drains like SIGTERM instead of cutting requests off).
+    static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]
 
     /// Parses options (flags override environment variables), starts, and serves.
     static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {
@@ -41,7 +51,19 @@ enum ServeCommand {
                 throw CommandFailure(message: "scenario \(path):\n\(error)", status: 2)
             }
         }
-        configuration.host = parsed.options["host"] ?? configuration.host
+        if let host = parsed.options["host"] {
+            guard isBindableHost(host) else {
+                throw UsageError(message: "--host expects an IPv4 or IPv6 address or localhost, got \"\(host)\"", usage: usage)
+            }
+            configuration.host = host
+        }
+        if let names = parsed.options["allowed-host"] {
+            let list = names.split(separator: ",").map { String($0.filter { $0 != " " }) }
+            guard !list.isEmpty, list.allSatisfy(isHostName) else {
+                throw UsageError(message: "--allowed-host expects comma-separated host names, got \"\(names)\"", usage: usage)
+            }
+            configuration.allowedHosts = list
+        }
         configuration.port = try parsed.integer("port", default: 8080, range: 0...65535, usage: usage)
         if let keys = parsed.options["keys"] {
             var isDirectory = false
@@ -61,13 +83,12 @@ enum ServeCommand {
             configuration.baseURL = base
         }
 
-        // Block SIGINT and SIGTERM before any thread exists, so every thread inherits the mask
+        // Block the stop signals before any thread exists, so every thread inherits the mask
         // and the signals stay pending until the main thread takes them with sigwait below.
         signal(SIGPIPE, SIG_IGN)
         var stopSignals = sigset_t()
         sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGINT)
-        sigaddset(&stopSignals, SIGTERM)
+        for stop in Self.stopSignals { sigaddset(&stopSignals, stop) }
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         let server: AppleIDMockServer
         do {
@@ -84,5 +105,23 @@ enum ServeCommand {
         server.shutdown()
         server.waitUntilStopped()
         return 0
+    }
+
+    /// An address `--host` can bind: an IPv4 or IPv6 literal (bracketed or not) or `localhost`.
+    static func isBindableHost(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, bare, &v6) == 1
+    }
+
+    /// A DNS host name: labels of letters, digits and hyphens (underscores too, as Docker allows).
+    static func isHostName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 253 && name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            (1...63).contains(label.utf8.count) && label.utf8.allSatisfy { byte in
+                (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 45 || byte == 95
+            }
+        }
     }
 }

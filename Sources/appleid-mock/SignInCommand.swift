@@ -6,7 +6,7 @@ import JOSE
 enum SignInCommand {
     static let usage = """
     usage: appleid-mock sign-in --user USER --client BUNDLE_ID [--server URL] [--scopes "name email"]
-                                [--nonce NONCE] [--hide-email | --share-email]
+                                [--nonce NONCE] [--hide-email | --share-email] [--timeout SECONDS]
 
       --user USER        scenario user id (e.g. alice)
       --client ID        the App ID (bundle id), e.g. com.example.app
@@ -15,12 +15,13 @@ enum SignInCommand {
       --nonce NONCE      echoed into the identityToken
       --hide-email       choose Hide My Email; --share-email shares the real address
                          (default: the user's setting in the scenario)
+      --timeout SECONDS  give up when the whole exchange takes longer (default 30)
 
     Prints {"authorizationCode", "email", "fullName", "identityToken", "realUserStatus", "user"}.
     """
 
     static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {
-        let parsed = try ParsedArguments(arguments, options: ["user", "client", "server", "scopes", "nonce"],
+        let parsed = try ParsedArguments(arguments, options: ["user", "client", "server", "scopes", "nonce", "timeout"],
                                          flags: ["hide-email", "share-email"], usage: usage)
         try parsed.requirePositionals(0, usage: usage)
         guard let user = parsed.options["user"] else { throw UsageError(message: "--user is required", usage: usage) }
@@ -30,9 +31,10 @@ enum SignInCommand {
         }
         let server = parsed.options["server"] ?? environment["APPLEID_MOCK_SERVER"] ?? "http://127.0.0.1:8080"
         let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-        guard let http = PlainHTTPClient(url: base) else {
+        guard var http = PlainHTTPClient(url: base) else {
             throw UsageError(message: "--server expects an absolute http URL, got \"\(server)\"", usage: usage)
         }
+        http.timeout = try parsed.integer("timeout", default: 30, range: 1...3600, usage: usage)
         var body: [(String, JSONValue)] = [
             ("user", .string(user)), ("client_id", .string(client)),
             ("scopes", .array((parsed.options["scopes"] ?? "name email").split(separator: " ").map { .string(String($0)) })),

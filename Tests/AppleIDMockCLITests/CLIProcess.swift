@@ -50,9 +50,16 @@ struct CLIProcess {
         private let out = Pipe()
         private let err = Pipe()
 
-        init(_ arguments: [String], environment: [String: String] = [:], directory: String = CLIProcess.root) throws {
-            process.executableURL = URL(fileURLWithPath: CLIProcess.binary)
-            process.arguments = arguments
+        /// Starts `appleid-mock arguments…`; with `descriptorLimit`, under `ulimit -n` of that many.
+        init(_ arguments: [String], environment: [String: String] = [:], directory: String = CLIProcess.root,
+             descriptorLimit: Int? = nil) throws {
+            if let descriptorLimit {
+                process.executableURL = URL(fileURLWithPath: "/bin/bash")
+                process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", CLIProcess.binary] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: CLIProcess.binary)
+                process.arguments = arguments
+            }
             process.currentDirectoryURL = URL(fileURLWithPath: directory)
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = out
@@ -71,12 +78,14 @@ struct CLIProcess {
         /// The port from `listening on http://HOST:PORT`.
         var port: Int? { firstLine.split(separator: ":").last.flatMap { Int($0) } }
 
-        /// Sends `signal` and returns the exit status and the rest of stdout.
-        func stop(signal: Int32 = SIGTERM) -> (status: Int32, rest: String) {
+        /// Sends `signal` and returns the exit status, the rest of stdout, and stderr.
+        @discardableResult
+        func stop(signal: Int32 = SIGTERM) -> (status: Int32, rest: String, stderr: String) {
             kill(process.processIdentifier, signal)
             let rest = out.fileHandleForReading.readDataToEndOfFile()
+            let errors = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: rest, as: UTF8.self))
+            return (process.terminationStatus, String(decoding: rest, as: UTF8.self), String(decoding: errors, as: UTF8.self))
         }
     }
 }

@@ -11,7 +11,7 @@ final class CLITests: XCTestCase {
         XCTAssertNotEqual(port, 0)
         let response = try RawHTTPClient(port: port).roundTrip("GET", "/auth/keys")
         XCTAssertEqual(response.status, 200)
-        let (status, rest) = server.stop()
+        let (status, rest, _) = server.stop()
         XCTAssertEqual(status, 0)
         XCTAssertEqual(rest, "", "exactly one line on stdout")
     }
@@ -85,7 +85,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(bad.stderr, "appleid-mock: \(file):\nteams[0].clients[1].redirect_uris[0]: expected an absolute URL\n")
         XCTAssertEqual(try CLIProcess.run(["scenario", "check"]).status, 2)
         XCTAssertEqual(try CLIProcess.run(["scenario", "check", "/nonexistent.json"]).stderr,
-                       "appleid-mock: /nonexistent.json:\n$: cannot read file /nonexistent.json\n")
+                       "appleid-mock: /nonexistent.json:\n$: cannot read file /nonexistent.json: No such file or directory\n")
     }
 
     func testClientSecret_MintsES256JWTVerifiableWithTheDeveloperKey() throws {

@@ -118,7 +118,7 @@ final class FaultToleranceTests: XCTestCase {
         // Keys, a refresh, health, and the exchange of a fresh code, in one write.
         func pipeline() throws -> [UInt8] {
             Array("GET /auth/keys HTTP/1.1\r\nHost: x\r\n\r\n".utf8) + (try refreshRequest(witness.refreshToken))
-                + Array("GET /__mock/health HTTP/1.1\r\nHost: x\r\n\r\n".utf8) + (try redeemRequest(try server.webCode()))
+                + Array("GET /__mock/health HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8) + (try redeemRequest(try server.webCode()))
         }
         // Twin without the half-close: the same answers, and the connection stays open.
         let open = try server.client()
@@ -215,7 +215,7 @@ final class FaultToleranceTests: XCTestCase {
         let formHead = "POST /auth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
         // JSON allows whitespace, so spaces pad a sign-in body.
         let json = Array(Self.signInJSON.utf8)
-        let jsonHead = "POST /__mock/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        let jsonHead = "POST /__mock/sign-in HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         let cases: [(head: String, pad: UInt8, body: [UInt8], check: (RawHTTPResponse) throws -> Void)] = [
             (formHead, UInt8(ascii: "&"), form, Self.assertRefreshAnswer),
             (jsonHead, UInt8(ascii: " "), json, Self.assertSignInAnswer),

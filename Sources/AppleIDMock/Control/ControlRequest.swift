@@ -34,10 +34,11 @@ struct ControlRequest {
         return value
     }
 
-    /// An optional string field (absent or null is nil).
-    func optionalString(_ name: String) throws(Failure) -> String? {
+    /// An optional string field (absent or null is nil) of at most `maxBytes` UTF-8 bytes (4 KiB unless said).
+    func optionalString(_ name: String, maxBytes: Int = 4096) throws(Failure) -> String? {
         guard let value = object[name], value != .null else { return nil }
         guard case .string(let string) = value else { throw Failure(message: "expected a string", field: name) }
+        guard string.utf8.count <= maxBytes else { throw Failure(message: "expected at most \(maxBytes) bytes", field: name) }
         return string
     }
 
@@ -60,8 +61,11 @@ struct ControlRequest {
         guard let value = object[name], value != .null else { return nil }
         guard case .array(let items) = value else { throw Failure(message: "expected an array of strings", field: name) }
         var strings: [String] = []
+        guard items.count <= 16 else { throw Failure(message: "expected at most 16 items", field: name) }
         for item in items {
-            guard case .string(let string) = item else { throw Failure(message: "expected an array of strings", field: name) }
+            guard case .string(let string) = item, string.utf8.count <= 64 else {
+                throw Failure(message: "expected an array of strings", field: name)
+            }
             strings.append(string)
         }
         return strings

@@ -15,7 +15,9 @@ struct IdentityTokenEndpoint: Sendable {
         guard let user = domain.scenario.user(userID) else {
             throw ControlRequest.Failure(message: "no user \"\(userID)\" in the scenario", field: "user")
         }
-        let clientID = try body.optionalString("client_id") ?? domain.scenario.teams[0].clients[0].clientID
+        guard let clientID = try body.optionalString("client_id") ?? domain.scenario.teams.first?.clients.first?.clientID else {
+            throw ControlRequest.Failure(message: "missing required field (the scenario has no client to default to)", field: "client_id")
+        }
         guard let (team, _) = domain.scenario.client(clientID) else {
             throw ControlRequest.Failure(message: "no client \"\(clientID)\" in the scenario", field: "client_id")
         }
@@ -24,7 +26,7 @@ struct IdentityTokenEndpoint: Sendable {
         var claims = IdentityTokenClaims(issuer: domain.issuer, audience: clientID,
                                          subject: Identity.subject(teamID: team.teamID, userID: user.id),
                                          issuedAt: now, expiresAt: now + Int64(domain.scenario.lifetimes.idToken))
-        claims.nonce = try body.optionalString("nonce")
+        claims.nonce = try body.optionalString("nonce", maxBytes: AuthorizeRequest.maxStringBytes)
         claims.email = hide ? Identity.relayAddress(teamID: team.teamID, userID: user.id) : user.email
         claims.authTime = now
         let token = try domain.keyRing.sign(claims: claims.json(domain.scenario.compatibility))

@@ -49,6 +49,9 @@ extension AppleIDDomain {
             throw AuthorizeError(code: "invalid_request", message: "response_mode must be fragment or form_post when id_token is requested.",
                                  field: "response_mode")
         }
+        for name in ["state", "nonce"] where (parameters[name]?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
+            throw .unsupported(name)
+        }
         var method = parameters["code_challenge_method"]
         let challenge = parameters["code_challenge"]
         if let challenge {
@@ -76,7 +79,12 @@ extension AppleIDDomain {
             throw AuthorizeError(code: "invalid_request", message: "no user \"\(approval.userID)\" in the scenario", field: "user")
         }
         guard let entry = clients.entry(request.clientID) else { throw AuthorizeError.clientOrRedirect("client_id") }
+        for (field, value) in [("given_name", approval.givenName), ("family_name", approval.familyName)]
+        where (value?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
+            throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field)
+        }
         let now = clock.seconds
+        guard codes.hasRoom(now: now) else { throw CapacityError.codes(codes.capacity) }
         let requested = Set(request.scopes).intersection(["name", "email"])
         let (consent, isFirst) = consents.authorize(ConsentStore.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id),
                                                     scopes: requested, hideEmail: approval.hideEmail ?? user.hideEmail, now: now)

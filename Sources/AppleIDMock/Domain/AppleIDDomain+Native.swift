@@ -42,7 +42,11 @@ extension AppleIDDomain {
         for scope in scopes where scope != "name" && scope != "email" {
             throw NativeSignInError(message: "unknown scope \"\(scope)\" (expected name, email)", field: "scopes")
         }
+        if let nonce, nonce.utf8.count > AuthorizeRequest.maxStringBytes {
+            throw NativeSignInError(message: "expected at most \(AuthorizeRequest.maxStringBytes) bytes", field: "nonce")
+        }
         let now = clock.seconds
+        guard codes.hasRoom(now: now) else { throw CapacityError.codes(codes.capacity) }
         let requested = Set(scopes)
         let (consent, isFirst) = consents.authorize(ConsentStore.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id),
                                                     scopes: requested, hideEmail: hideEmail ?? user.hideEmail, now: now)

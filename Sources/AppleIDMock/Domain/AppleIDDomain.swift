@@ -18,7 +18,7 @@ public final class AppleIDDomain: Sendable {
     /// Who authorized which app group.
     public let consents = ConsentStore()
     /// Outstanding authorization codes.
-    public let codes = CodeStore()
+    public let codes: CodeStore
     /// Team transfers.
     public let transfers = TransferStore()
     /// Access and refresh token minting and reading.
@@ -28,8 +28,16 @@ public final class AppleIDDomain: Sendable {
 
     /// Builds the domain from a configuration: loads the signing keys.
     public init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
+        // A scenario built in Swift gets the same rules as a file: the domain trusts no index
+        // or count the rules do not guarantee (probe findings F2, F3).
+        do {
+            _ = try Scenario.load(json: Array(configuration.scenario.prettyJSON.utf8))
+        } catch {
+            throw .scenario(error)
+        }
         scenario = configuration.scenario
         clock = configuration.clock
+        codes = CodeStore(capacity: max(1, configuration.maxPendingCodes))
         issuer = configuration.issuer
         random = configuration.random
         clients = ClientDirectory(scenario: configuration.scenario)
@@ -39,15 +47,16 @@ public final class AppleIDDomain: Sendable {
         do {
             keyRing = try KeyRing.load(count: settings.count, directory: configuration.keysDirectory ?? settings.directory,
                                        activeKeyID: settings.activeKeyID, random: configuration.random)
-        } catch .directoryMissing(let path) where configuration.keysDirectory == nil {
-            // The built-in scenario's relative Keys/signing is absent when run from elsewhere:
-            // serve fresh in-memory keys rather than refuse to start.
-            _ = path
+        } catch .directoryMissing(let path) where configuration.keysDirectory == nil && settings.directory == Scenario.SigningKeys.defaultDirectory {
+            // Only the built-in default (relative Keys/signing, absent when run from elsewhere)
+            // falls back to fresh in-memory keys, and says so; a directory a scenario names must
+            // exist (probe finding F9).
             do {
                 keyRing = try KeyRing.load(count: settings.count, directory: nil, activeKeyID: nil, random: configuration.random)
             } catch {
                 throw .keys(error)
             }
+            configuration.log("no signing keys at \(path) (relative to the working directory); serving \(settings.count) fresh in-memory keys")
         } catch {
             throw .keys(error)
         }

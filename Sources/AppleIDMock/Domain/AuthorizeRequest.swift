@@ -1,5 +1,10 @@
 /// A validated `/auth/authorize` request (apple-reference.md §1.2).
 public struct AuthorizeRequest: Sendable, Equatable {
+    /// Longest `state`, `nonce` or edited name accepted, in UTF-8 bytes. Apple's own limits are
+    /// unknown and real clients send long values (a 195-character `state` is seen from a
+    /// published library), so the bound is generous; it keeps a pending code small (probe F5).
+    public static let maxStringBytes = 1024
+
     /// The Services ID.
     public var clientID: String
     /// Exactly one of the Services ID's registered return URLs.

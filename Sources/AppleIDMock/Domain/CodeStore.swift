@@ -15,9 +15,22 @@ public final class CodeStore: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Most codes held at once; beyond it new codes are refused rather than memory grown
+    /// (probe finding F5). Each holds at most a few KiB (request strings are bounded).
+    public let capacity: Int
 
-    /// An empty store.
-    public init() {}
+    /// An empty store holding at most `capacity` pending codes.
+    public init(capacity: Int = 100_000) {
+        self.capacity = capacity
+    }
+
+    /// Whether another code fits at `now` (expired codes are dropped first when full).
+    public func hasRoom(now: Int64) -> Bool {
+        state.withLock { state in
+            if state.pending.count >= capacity { Self.pruneIfDue(&state, now: now, force: true) }
+            return state.pending.count < capacity
+        }
+    }
 
     /// Stores `grant` under `code`.
     public func issue(_ code: String, _ grant: AuthorizationGrant, now: Int64) {

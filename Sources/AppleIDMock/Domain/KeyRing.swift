@@ -43,9 +43,10 @@ public final class KeyRing: Sendable {
     /// The published keys in their stored order.
     public var keys: [SigningKey] { state.withLock { $0.keys } }
 
-    /// The key that signs new tokens.
+    /// The key that signs new tokens. The ring never drops its active key, so the lookup always
+    /// finds it; the first key stands in rather than trapping should that ever break.
     public var activeKey: SigningKey {
-        state.withLock { state in state.keys.first { $0.keyID == state.activeKeyID }! }
+        state.withLock { state in state.keys.first { $0.keyID == state.activeKeyID } ?? state.keys[0] }
     }
 
     /// The public key with `kid`, if published.
@@ -79,20 +80,23 @@ public final class KeyRing: Sendable {
     public static func load(count: Int, directory: String?, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
         var keys: [SigningKey] = []
         if let directory {
-            var isDirectory = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory else {
-                throw .directoryMissing(directory)
-            }
+            guard BoundedFile.isDirectory(directory) else { throw .directoryMissing(directory) }
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
             for name in names.prefix(count) {
                 let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-                guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
-                    throw .unreadable(path, "cannot read file")
+                let keyID = String(name.dropLast(4))
+                // The kid comes from the file name and is published as is (probe finding F13).
+                guard ScenarioRules.isKeyID(keyID) else { throw .unreadable(path, "file name: \(ScenarioRules.keyIDExpectation)") }
+                let pem: String
+                do {
+                    pem = try BoundedFile.text(path, limit: 64 * 1024)
+                } catch {
+                    throw .unreadable(path, error.message)
                 }
                 do {
                     let key = try RSAPrivateKey(pem: pem)
                     guard key.bits == 2048 else { throw KeyRingError.unreadable(path, "expected an RSA-2048 key, found \(key.bits) bits") }
-                    keys.append(SigningKey(keyID: String(name.dropLast(4)), privateKey: key))
+                    keys.append(SigningKey(keyID: keyID, privateKey: key))
                 } catch let error as KeyRingError {
                     throw error
                 } catch {

@@ -16,10 +16,8 @@ struct AuthorizeEndpoint: Sendable {
         } catch {
             return AuthorizePages.error(error, compatibility: domain.scenario.compatibility)
         }
-        if let auto = domain.scenario.autoApprove {
-            return AuthorizePages.deliver(try domain.approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail)))
-        }
-        return AuthorizePages.consent(validated, scenario: domain.scenario)
+        guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, scenario: domain.scenario) }
+        return try approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail))
     }
 
     /// POST: the consent form with the request's parameters and the user's choices.
@@ -40,12 +38,23 @@ struct AuthorizeEndpoint: Sendable {
         case "share": false
         default: nil
         }
-        let approval = AppleIDDomain.Approval(userID: form["mock_user"] ?? domain.scenario.users[0].id, hideEmail: hide,
+        guard let user = form["mock_user"] ?? domain.scenario.users.first?.id else {
+            return AuthorizePages.error(.unsupported("mock_user"), compatibility: compatibility)
+        }
+        let approval = AppleIDDomain.Approval(userID: user, hideEmail: hide,
                                               givenName: Self.nonEmpty(form["mock_given_name"]), familyName: Self.nonEmpty(form["mock_family_name"]))
+        return try approve(validated, approval)
+    }
+
+    /// Approves and delivers; a refusal is shown on Apple's error page (a full code store as 503).
+    private func approve(_ validated: AuthorizeRequest, _ approval: AppleIDDomain.Approval) throws -> HTTPResponse {
         do {
             return AuthorizePages.deliver(try domain.approve(validated, approval))
         } catch let error as AuthorizeError {
-            return AuthorizePages.error(error, compatibility: compatibility)
+            return AuthorizePages.error(error, compatibility: domain.scenario.compatibility)
+        } catch let error as CapacityError {
+            let refusal = AuthorizeError(code: "temporarily_unavailable", message: error.message, field: "code")
+            return AuthorizePages.error(refusal, compatibility: domain.scenario.compatibility, status: .serviceUnavailable)
         }
     }
 

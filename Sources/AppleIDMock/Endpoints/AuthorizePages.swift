@@ -5,8 +5,8 @@ import MiniHTTP
 enum AuthorizePages {
     /// Apple's error page: an error code and message, never a redirect (apple-reference.md §2.2).
     /// `json` format answers `{"error": code}` as TN3107 documents instead.
-    static func error(_ error: AuthorizeError, compatibility: Compatibility) -> HTTPResponse {
-        let status = HTTPStatus(compatibility.authorizeErrorStatus)
+    static func error(_ error: AuthorizeError, compatibility: Compatibility, status override: HTTPStatus? = nil) -> HTTPResponse {
+        let status = override ?? HTTPStatus(compatibility.authorizeErrorStatus)
         if compatibility.authorizeErrorFormat == .json {
             var body = JSONObject()
             body["error"] = .string(error.code)

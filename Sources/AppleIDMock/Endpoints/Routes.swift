@@ -3,7 +3,7 @@ import MiniHTTP
 /// The one list of every path the mock serves.
 enum Routes {
     /// Builds the immutable route table over `domain`.
-    static func table(domain: AppleIDDomain, site: SiteAddress) -> RouteTable {
+    static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard) -> RouteTable {
         var router = Router()
         // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
@@ -11,15 +11,16 @@ enum Routes {
         router.add(.get, "/auth/authorize", deferred: authorize.show)
         router.add(.post, "/auth/authorize", deferred: authorize.decide)
         router.add(.post, "/auth/token", deferred: TokenEndpoint(domain: domain).handle)
-        router.add(.post, "/auth/revoke", immediate: RevokeEndpoint(domain: domain).handle)
+        // Revoke and migration parse forms and check signatures: off the I/O threads too (probe F4).
+        router.add(.post, "/auth/revoke", deferred: RevokeEndpoint(domain: domain).handle)
         router.add(.get, "/auth/keys", immediate: KeysEndpoint(domain: domain).handle)
-        router.add(.post, "/auth/usermigrationinfo", immediate: MigrationEndpoint(domain: domain).handle)
+        router.add(.post, "/auth/usermigrationinfo", deferred: MigrationEndpoint(domain: domain).handle)
         router.add(.get, "/.well-known/openid-configuration", immediate: DiscoveryEndpoint(domain: domain, site: site).handle)
-        // Control API.
-        router.add(.get, "/__mock/health", immediate: HealthEndpoint(domain: domain).handle)
-        router.add(.post, "/__mock/id-token", deferred: IdentityTokenEndpoint(domain: domain).handle)
-        router.add(.post, "/__mock/authorize", deferred: HeadlessAuthorizeEndpoint(domain: domain).handle)
-        router.add(.post, "/__mock/sign-in", deferred: SignInEndpoint(domain: domain).handle)
+        // Control API: local, same-origin, JSON callers only (ControlGuard).
+        router.add(.get, "/__mock/health", control.wrap(.immediate(HealthEndpoint(domain: domain).handle)))
+        router.add(.post, "/__mock/id-token", control.wrap(.deferred(IdentityTokenEndpoint(domain: domain).handle)))
+        router.add(.post, "/__mock/authorize", control.wrap(.deferred(HeadlessAuthorizeEndpoint(domain: domain).handle)))
+        router.add(.post, "/__mock/sign-in", control.wrap(.deferred(SignInEndpoint(domain: domain).handle)))
         return router.build()
     }
 }

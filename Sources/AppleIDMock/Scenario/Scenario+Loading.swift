@@ -4,13 +4,25 @@ import JOSE
 extension Scenario {
     /// Largest scenario file accepted.
     public static let maxFileBytes = 4 * 1024 * 1024
+    /// Most clients across all teams (the domain indexes them; probe finding F3).
+    public static let maxClients = 65_536
 
-    /// Reads and validates the scenario file at `path`.
+    /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
+    /// `signing_keys.directory` must name a directory that exists: only a scenario that does not
+    /// name one (the built-in default, `Keys/signing`) may fall back to generated keys.
     public static func load(path: String) throws(ScenarioError) -> Scenario {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScenarioError(path: "$", message: "cannot read file \(path)")
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, limit: maxFileBytes)
+        } catch {
+            throw ScenarioError(path: "$", message: error.message)
         }
-        return try load(json: [UInt8](data))
+        let scenario = try load(json: bytes)
+        if case .object(let top)? = try? JSONParser.parse(bytes), case .object(let keys)? = top["signing_keys"],
+           case .string(let directory)? = keys["directory"], !BoundedFile.isDirectory(directory) {
+            throw ScenarioError(path: "signing_keys.directory", message: "expected an existing directory of <kid>.pem files, found \"\(directory)\"")
+        }
+        return scenario
     }
 
     /// Parses and validates scenario JSON. Unknown keys are errors; every problem is reported
@@ -132,6 +144,11 @@ extension Scenario {
         knobs.shuffleKeys = reader.bool(object, "shuffle_keys", at: path, default: knobs.shuffleKeys)
         knobs.authorizeErrorFormat = reader.choice(object, "authorize_error_format", at: path, default: knobs.authorizeErrorFormat)
         knobs.authorizeErrorStatus = reader.int(object, "authorize_error_status", at: path, default: knobs.authorizeErrorStatus, range: 200...599)
+        if [204, 205, 304].contains(knobs.authorizeErrorStatus) {
+            // The error page has a body; these statuses cannot carry one (RFC 9110 §15.3.5, §15.3.6, §15.4.5).
+            reader.report(ScenarioReader.child(path, "authorize_error_status"), "expected a status that carries a body (not 204, 205 or 304)")
+            knobs.authorizeErrorStatus = Compatibility().authorizeErrorStatus
+        }
         knobs.strictRedirectURIs = reader.bool(object, "strict_redirect_uris", at: path, default: knobs.strictRedirectURIs)
         knobs.accountDeletionEventType = reader.string(object, "account_deletion_event_type", at: path, default: knobs.accountDeletionEventType) {
             ["account-delete", "account-deleted"].contains($0) ? nil : "expected \"account-delete\" or \"account-deleted\""
@@ -151,6 +168,7 @@ extension Scenario {
     private static func crossCheck(_ scenario: Scenario, teamItems: [(JSONValue, String)], userItems: [(JSONValue, String)], _ reader: ScenarioReader) {
         var teamIDs = Set<String>()
         var clientIDs = Set<String>()
+        var clientCount = 0
         for (teamIndex, team) in scenario.teams.enumerated() {
             let teamPath = "teams[\(teamIndex)]"
             if !team.teamID.isEmpty && !teamIDs.insert(team.teamID).inserted { reader.report("\(teamPath).team_id", "duplicate team id \"\(team.teamID)\"") }
@@ -158,6 +176,11 @@ extension Scenario {
             var keyIDs = Set<String>()
             for (keyIndex, key) in team.developerKeys.enumerated() where !keyIDs.insert(key.keyID).inserted {
                 reader.report("\(teamPath).developer_keys[\(keyIndex)].key_id", "duplicate key id \"\(key.keyID)\"")
+            }
+            if team.clients.isEmpty { reader.report("\(teamPath).clients", "expected at least one client") }
+            clientCount += team.clients.count
+            if clientCount > maxClients && clientCount - team.clients.count <= maxClients {
+                reader.report("\(teamPath).clients", "expected at most \(maxClients) clients across all teams")
             }
             let appIDs = Set(team.clients.filter { $0.kind == .appID }.map(\.clientID))
             for (clientIndex, client) in team.clients.enumerated() {
@@ -190,7 +213,7 @@ extension Scenario {
             reader.report("auto_approve.user", "expected the id of a user in users, found \"\(auto.user)\"")
         }
         if let active = scenario.signingKeys.activeKeyID, !ScenarioRules.isKeyID(active) {
-            reader.report("signing_keys.active_kid", "expected 1 to 64 letters, digits, '-' or '_'")
+            reader.report("signing_keys.active_kid", ScenarioRules.keyIDExpectation)
         }
     }
 }

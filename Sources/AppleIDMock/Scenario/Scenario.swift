@@ -120,12 +120,15 @@ public struct Scenario: Sendable, Equatable {
         /// Keys published at `/auth/keys` (Apple publishes 3 to 5; §1.5).
         public var count: Int = 3
         /// Directory of PKCS#8 PEM files named `<kid>.pem`; relative paths from the working directory.
-        public var directory: String? = "Keys/signing"
+        public var directory: String? = SigningKeys.defaultDirectory
         /// Which key signs; nil means the first.
         public var activeKeyID: String?
 
+        /// The directory the built-in scenario names, relative to the working directory.
+        public static let defaultDirectory = "Keys/signing"
+
         /// The defaults.
-        public init(count: Int = 3, directory: String? = "Keys/signing", activeKeyID: String? = nil) {
+        public init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil) {
             self.count = count
             self.directory = directory
             self.activeKeyID = activeKeyID

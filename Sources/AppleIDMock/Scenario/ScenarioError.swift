@@ -7,6 +7,12 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
         /// What was expected there, e.g. `expected an absolute URL`.
         public var message: String
 
+        /// A problem at `path`.
+        public init(path: String, message: String) {
+            self.path = path
+            self.message = message
+        }
+
         /// `path: message`.
         public var description: String { "\(path): \(message)" }
     }

@@ -2,7 +2,7 @@ import FoundationEssentials
 import JOSE
 
 /// Field rules for scenario values. Each returns nil when the value is fine, else what was expected.
-enum ScenarioRules {
+public enum ScenarioRules {
     /// Apple's 10-character identifiers (Team ID, Key ID): upper-case letters and digits.
     static func appleID(kind: String) -> (String) -> String? {
         { value in
@@ -35,8 +35,13 @@ enum ScenarioRules {
             ? nil : "expected an email address"
     }
 
-    /// An absolute http or https URL with a host.
+    /// An absolute http or https URL with a host, and no spaces or control characters: a URL
+    /// ends up in a `Location` header (probe finding F6).
     static func absoluteURL(_ value: String) -> String? {
+        guard value.utf8.count <= 2048 else { return "expected an absolute URL of at most 2048 bytes" }
+        guard value.utf8.allSatisfy({ $0 > 32 && $0 != 127 }) else {
+            return "expected an absolute URL without spaces or control characters"
+        }
         guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
               let host = url.host, !host.isEmpty else {
             return "expected an absolute URL"
@@ -57,10 +62,14 @@ enum ScenarioRules {
         return nil
     }
 
-    /// A key id: 1 to 64 letters, digits, `-` or `_`.
-    static func isKeyID(_ value: String) -> Bool {
-        !value.isEmpty && value.utf8.count <= 64 && value.utf8.allSatisfy(isWordByte)
+    /// A signing key id in Apple's alphabet and length (apple-reference.md §1.5 [O]: 10 letters
+    /// and digits today, 6 or 7 before): 1 to 10 ASCII letters and digits.
+    public static func isKeyID(_ value: String) -> Bool {
+        (1...10).contains(value.utf8.count) && value.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
     }
+
+    /// What `isKeyID` expects, for messages.
+    public static let keyIDExpectation = "expected a key id of 1 to 10 letters and digits (Apple's are 10, e.g. W2ek7HdPaL)"
 
     private static func isWordByte(_ byte: UInt8) -> Bool {
         (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 45 || byte == 95
