@@ -85,7 +85,7 @@ struct ExchangeLoad {
     private static let authorizeRequest: [UInt8] = {
         let body = #"{"client_id":"com.example.web","redirect_uri":"https://app.example.com/callback","# +
             #""response_type":"code","response_mode":"form_post","user":"alice"}"#
-        return Array("POST /__mock/authorize HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+        return Array("POST /__mock/authorize HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
     }()
 
     private static func tokenRequest(code: String, secret: String) -> [UInt8] {
