@@ -1,3 +1,4 @@
+import FoundationEssentials
 import MiniHTTP
 
 /// Everything `AppleIDMockServer.start` needs; every field has a default, so
@@ -19,8 +20,9 @@ public struct AppleIDMockConfiguration: Sendable {
     public var keysDirectory: String?
     /// HTTP limits, timeouts and threads (`host` and `port` above take precedence).
     public var http = HTTPServerConfiguration()
-    /// The clock; move it to test expiry without waiting.
-    public var clock = MockClock()
+    /// Real time in seconds since 1970 (the system clock); the mock clock runs on it. Where the
+    /// mock clock starts is the scenario's `clock`.
+    public var realTime: @Sendable () -> Double = { Date().timeIntervalSince1970 }
     /// Randomness for identifiers.
     public var random: RandomSource = .system
 

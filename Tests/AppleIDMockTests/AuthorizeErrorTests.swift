@@ -132,14 +132,19 @@ final class AuthorizeErrorTests: XCTestCase {
         try assertAccepted(server, valid + [("nonce", "once")])
     }
 
-    func testAuthorize_JSONErrorFormat_AnswersTN3107Body() throws {
+    func testAuthorize_JSONErrorFormat_AnswersTN3107CodesAndHeaders() throws {
         let server = try startFrozenMock { $0.scenario.compatibility.authorizeErrorFormat = .json }
         defer { server.stop() }
         let response = try server.authorizePage(with("client_id", "com.example.nope"))
         XCTAssertEqual(response.status, 400)
-        XCTAssertEqual(response.text, #"{"error":"invalid_request"}"#)
+        XCTAssertEqual(response.text, #"{"error":"invalid_client"}"#)
         XCTAssertEqual(response.headers["Content-Type"], "application/json;charset=UTF-8")
+        XCTAssertEqual(response.headers["Cache-Control"], "no-store")
+        XCTAssertEqual(response.headers["Pragma"], "no-cache")
         XCTAssertNil(response.headers["Location"])
+        XCTAssertEqual(try server.authorizePage(with("redirect_uri", "https://evil.example/cb")).text, #"{"error":"unauthorized_client"}"#)
+        XCTAssertEqual(try server.authorizePage(valid.filter { $0.0 != "redirect_uri" }).text, #"{"error":"unauthorized_client"}"#)
+        XCTAssertEqual(try server.authorizePage(with("response_type", "token")).text, #"{"error":"invalid_request"}"#)
         let scope = try server.authorizePage(with("scope", "profile"))
         XCTAssertEqual(scope.status, 400)
         XCTAssertEqual(scope.text, #"{"error":"invalid_scope"}"#)

@@ -155,7 +155,7 @@ final class ClientSecretRulesTests: XCTestCase {
         // A secret that was fine goes bad once the clock passes its exp.
         let secret = try server.secret(lifetime: 60)
         try assertAccepted(server, secret)
-        server.domain.clock.advance(by: 60)
+        try server.domain.clock.advance(by: 60)
         try assertRejected(server, secret)
     }
 
@@ -210,18 +210,33 @@ final class ClientSecretRulesTests: XCTestCase {
         try assertAccepted(server, try server.secret())
     }
 
+    func testTokenEndpoint_ContentTypeErrorKnob_AnswersInvalidClientAsObserved() throws {
+        let server = try startFrozenMock { $0.scenario.compatibility.tokenContentTypeError = "invalid_client" }
+        defer { server.stop() }
+        let form = HTTPForm.encode([("client_id", "com.example.web"), ("client_secret", try server.secret()), ("grant_type", "client_credentials"),
+                                    ("scope", "user.migration")])
+        let json = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(form.utf8))
+        assertAppleError(json, invalidClient)
+        let twin = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
+        XCTAssertEqual(twin.status, 200, twin.text)
+    }
+
     func testClientSecret_RejectsJSONBody_AcceptsFormWithCharset() throws {
         let server = try startFrozenMock()
         defer { server.stop() }
         let secret = try server.secret()
         let json = #"{"client_id":"com.example.web","client_secret":"\#(secret)","grant_type":"client_credentials","scope":"user.migration"}"#
+        // TN3107 [D]: a bad content type is invalid_request (the default of token_content_type_error).
         let jsonResponse = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(json.utf8))
-        assertAppleError(jsonResponse, invalidClient)
-        // Form bytes labelled as JSON are still refused: the media type decides.
+        assertAppleError(jsonResponse, #"{"error":"invalid_request"}"#)
+        // Form bytes labelled as JSON, as text, as multipart or not labelled are still refused: the media type decides.
         let form = HTTPForm.encode([("client_id", "com.example.web"), ("client_secret", secret), ("grant_type", "client_credentials"),
                                     ("scope", "user.migration")])
-        let mislabelled = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(form.utf8))
-        assertAppleError(mislabelled, invalidClient)
+        for type in ["application/json", "text/plain", "multipart/form-data; boundary=x"] {
+            let mislabelled = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", type)], body: Array(form.utf8))
+            assertAppleError(mislabelled, #"{"error":"invalid_request"}"#)
+        }
+        assertAppleError(try server.client().roundTrip("POST", "/auth/token", body: Array(form.utf8)), #"{"error":"invalid_request"}"#)
         // Bad percent-encoding is invalid_client too (TN3107).
         let broken = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
                                                    body: Array((form + "&x=%zz").utf8))

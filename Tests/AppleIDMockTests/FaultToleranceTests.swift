@@ -316,8 +316,7 @@ final class FaultToleranceTests: XCTestCase {
     private struct Witness {
         let refreshToken: String
         let code: String
-        let consentKey: ConsentStore.Key
-        let consent: ConsentStore.Consent
+        let consent: Consent
         let keys: [UInt8]
         let descriptors: Int
 
@@ -325,15 +324,13 @@ final class FaultToleranceTests: XCTestCase {
             let tokens = try server.webTokens()
             let refreshToken = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
             let code = try server.webCode()
-            // The consent the refresh token was issued under.
-            let consentID = try XCTUnwrap(server.domain.tokens.decode(refreshToken)).consentID
-            let (key, consent) = try XCTUnwrap(server.domain.consents.consent(id: consentID))
-            XCTAssertEqual(key.userID, "alice")
+            // The consent the refresh token was issued under (alice's, for the web client's group).
+            let consent = try XCTUnwrap(server.domain.state.consent(userID: "alice", clientID: "com.example.web"))
             let keys = try server.get("/auth/keys")
             XCTAssertEqual(keys.status, 200)
             // Every lazily opened descriptor (randomness, dispatch) is open by now.
             XCTAssertTrue(eventuallyTrue { server.http.openConnections == 0 })
-            return Witness(refreshToken: refreshToken, code: code, consentKey: key, consent: consent, keys: keys.raw,
+            return Witness(refreshToken: refreshToken, code: code, consent: consent, keys: keys.raw,
                            descriptors: try openDescriptorCount())
         }
     }
@@ -364,8 +361,8 @@ final class FaultToleranceTests: XCTestCase {
         try assertTokenAnswer(try server.refresh(witness.refreshToken), keys: Self.refreshKeys, file: file, line: line)
         try assertTokenAnswer(try server.redeem(witness.code), keys: Self.codeKeys, file: file, line: line)
         assertAppleError(try server.redeem(witness.code), Self.usedCode, file: file, line: line)
-        XCTAssertEqual(server.domain.consents.consent(for: witness.consentKey), witness.consent, file: file, line: line)
-        XCTAssertEqual(server.domain.consents.count, 1, "consents", file: file, line: line)
+        XCTAssertEqual(server.domain.state.consent(userID: "alice", clientID: "com.example.web"), witness.consent, file: file, line: line)
+        XCTAssertEqual(server.domain.state.consentCount, 1, "consents", file: file, line: line)
     }
 
     /// Sends `raw` on a fresh connection; expects the HTTP layer's `code` error, then a close.

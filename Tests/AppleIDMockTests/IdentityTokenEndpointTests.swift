@@ -9,14 +9,14 @@ final class IdentityTokenEndpointTests: XCTestCase {
     }
 
     func testIdentityToken_MintsVerifiableTokenWithApplesHeaderAndClaims() throws {
-        let server = try startMock { $0.clock.setFrozen(true); $0.clock.set(to: 1_700_000_000) }
+        let server = try startMock { $0.scenario.clock = .init(start: 1_700_000_000, frozen: true) }
         defer { server.stop() }
         let response = try post(server, #"{"user":"alice","client_id":"com.example.app","nonce":"abc"}"#)
         XCTAssertEqual(response.status, 200)
         let answer = try jsonObject(response.body)
         let token = try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue))
         XCTAssertEqual(token.headerSegment, Base64URL.encode(Array(#"{"kid":"W2ek7HdPaL","alg":"RS256"}"#.utf8)))
-        let key = try XCTUnwrap(server.domain.keyRing.publicKey(keyID: "W2ek7HdPaL"))
+        let key = try XCTUnwrap(server.domain.state.publicKey(keyID: "W2ek7HdPaL"))
         XCTAssertTrue(token.verifyRS256(with: key))
         let sub = Identity.subject(teamID: "MOCKTEAM01", userID: "alice")
         XCTAssertEqual(String(decoding: token.payload, as: UTF8.self),

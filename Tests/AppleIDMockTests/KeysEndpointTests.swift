@@ -67,7 +67,7 @@ final class KeysEndpointTests: XCTestCase {
     func testKeysEndpoint_GeneratesMissingKeys_WhenDirectoryHoldsFewer() throws {
         let server = try startMock { $0.scenario.signingKeys.count = 4 }
         defer { server.stop() }
-        let keys = server.domain.keyRing.keys.map(\.keyID)
+        let keys = server.domain.state.keys.map(\.keyID)
         XCTAssertEqual(Array(keys.prefix(3)), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
         XCTAssertEqual(keys[3].count, 10)
         XCTAssertFalse(keys.prefix(3).contains(keys[3]))

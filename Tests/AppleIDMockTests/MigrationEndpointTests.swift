@@ -73,7 +73,7 @@ final class MigrationEndpointTests: XCTestCase {
         XCTAssertEqual(try server.nativeSignIn(user: "bob").status, 200) // bob hides his email
         let tokenA = try teamAToken(server)
         let first = try transferSub(try requestTransfer(server, sub: teamSub("bob"), bearer: tokenA))
-        server.domain.clock.advance(by: 100)
+        try server.domain.clock.advance(by: 100)
         XCTAssertEqual(try transferSub(try requestTransfer(server, sub: teamSub("bob"), bearer: tokenA)), first)
         XCTAssertNotEqual(first, teamSub("bob"))
         XCTAssertNotEqual(first, teamSub("bob", team: Self.teamB))
@@ -155,13 +155,13 @@ final class MigrationEndpointTests: XCTestCase {
         XCTAssertNil(try server.verifiedClaims(teamA["identityToken"]?.stringValue)["transfer_sub"])
 
         // Last second of the window: still there, and redeemable.
-        server.domain.clock.advance(by: Self.window - 1)
+        try server.domain.clock.advance(by: Self.window - 1)
         let late = try jsonObject(try server.nativeSignIn(user: "bob", clientID: Self.teamBApp).body)
         XCTAssertEqual(try server.verifiedClaims(late["identityToken"]?.stringValue)["transfer_sub"], .string(transfer))
         XCTAssertEqual(try redeemTransfer(server, transfer, bearer: try teamBToken(server)).status, 200)
 
         // Window over: the claim is gone and the endpoint refuses.
-        server.domain.clock.advance(by: 1)
+        try server.domain.clock.advance(by: 1)
         let after = try jsonObject(try server.nativeSignIn(user: "bob", clientID: Self.teamBApp).body)
         let afterClaims = try server.verifiedClaims(after["identityToken"]?.stringValue)
         XCTAssertNil(afterClaims["transfer_sub"])
@@ -177,7 +177,7 @@ final class MigrationEndpointTests: XCTestCase {
         defer { server.stop() }
         XCTAssertEqual(try server.nativeSignIn(user: "bob").status, 200)
         let transfer = try transferSub(try requestTransfer(server, sub: teamSub("bob"), bearer: try teamAToken(server)))
-        server.domain.clock.advance(by: Self.window)
+        try server.domain.clock.advance(by: Self.window)
         assertAppleError(try redeemTransfer(server, transfer, bearer: try teamBToken(server)), #"{"error":"invalid_request"}"#)
         // §8: after 60 days the migration endpoint stops working (or, per TN3159, a new transfer
         // starts a new window). Either way team A must not be handed a transfer_sub that team B
@@ -224,7 +224,7 @@ final class MigrationEndpointTests: XCTestCase {
         XCTAssertEqual(try redeemTransfer(server, transfer, bearer: tokenB).status, 200)
 
         // An expired bearer (access tokens live 3600 s) is refused; a fresh one works.
-        server.domain.clock.advance(by: 3600)
+        try server.domain.clock.advance(by: 3600)
         assertAppleError(try redeemTransfer(server, transfer, bearer: tokenB), #"{"error":"invalid_request"}"#)
         XCTAssertEqual(try redeemTransfer(server, transfer, bearer: try teamBToken(server)).status, 200)
     }

@@ -27,7 +27,7 @@ final class NativeSignInTests: XCTestCase {
         let server = try startFrozenMock()
         defer { server.stop() }
         XCTAssertEqual(try server.nativeSignIn().status, 200)
-        server.domain.clock.advance(by: 60)
+        try server.domain.clock.advance(by: 60)
         let response = try server.nativeSignIn(nonce: nil)
         XCTAssertEqual(response.status, 200, response.text)
         let answer = try jsonObject(response.body)
@@ -72,7 +72,7 @@ final class NativeSignInTests: XCTestCase {
         defer { server.stop() }
         let signIn = try jsonObject(try server.nativeSignIn(nonce: "nn-2").body)
         let code = try XCTUnwrap(signIn["authorizationCode"]?.stringValue)
-        server.domain.clock.advance(by: 5)
+        try server.domain.clock.advance(by: 5)
         // Refused twins first: they must not burn the code.
         assertAppleError(try server.redeem(code, clientID: "com.example.app", redirectURI: webRedirect),
                          #"{"error":"invalid_grant","error_description":"redirect_uri mismatch. The code was not issued to http://localhost:3000/callback."}"#)

@@ -85,7 +85,7 @@ final class ProbeRegressionTests: XCTestCase {
         _ = try server.webCode(user: "bob")
         let full = try server.postJSON("/__mock/authorize", #"{"client_id":"com.example.web","redirect_uri":"\#(webRedirect)","response_type":"code","user":"alice"}"#)
         XCTAssertEqual(full.status, 503)
-        XCTAssertEqual(full.text, #"{"error":"the mock holds 2 unredeemed authorization codes; redeem them or let them expire","field":null}"#)
+        XCTAssertEqual(full.text, #"{"apple_error":"temporarily_unavailable","error":"the mock holds 2 unredeemed authorization codes; redeem them or let them expire","field":"code"}"#)
         let native = try server.postJSON("/__mock/sign-in", #"{"user":"alice","client_id":"com.example.app"}"#)
         XCTAssertEqual(native.status, 503)
         let page = try server.postForm("/auth/authorize", [("client_id", "com.example.web"), ("redirect_uri", webRedirect), ("response_type", "code"),

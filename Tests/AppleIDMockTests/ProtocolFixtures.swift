@@ -31,8 +31,7 @@ let relayPattern = #"^[a-z0-9]{10}@privaterelay\.appleid\.com$"#
 /// Starts the mock with the clock frozen at `frozenNow`, then applies `adjust`.
 func startFrozenMock(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDMockServer {
     try startMock { configuration in
-        configuration.clock.setFrozen(true)
-        configuration.clock.set(to: Double(frozenNow))
+        configuration.scenario.clock = .init(start: frozenNow, frozen: true)
         adjust(&configuration)
     }
 }
@@ -236,7 +235,7 @@ extension AppleIDMockServer {
     /// payload bytes as text.
     func verifiedPayload(_ token: String?, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let jws = try CompactJWS.parse(try XCTUnwrap(token, "no id_token", file: file, line: line))
-        let key = try XCTUnwrap(domain.keyRing.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), file: file, line: line)
+        let key = try XCTUnwrap(domain.state.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), file: file, line: line)
         XCTAssertTrue(jws.verifyRS256(with: key), "id_token signature does not verify", file: file, line: line)
         XCTAssertEqual(jws.headerSegment, Base64URL.encode(Array(#"{"kid":"\#(jws.keyID!)","alg":"RS256"}"#.utf8)), file: file, line: line)
         return String(decoding: jws.payload, as: UTF8.self)

@@ -16,7 +16,7 @@ final class RefreshGrantTests: XCTestCase {
         let server = try startFrozenMock()
         defer { server.stop() }
         let token = try refreshToken(server)
-        server.domain.clock.advance(by: 86_400 * 3)
+        try server.domain.clock.advance(by: 86_400 * 3)
         let response = try server.refresh(token)
         let answer = try assertTokenAnswer(response, keys: refreshKeys)
         let access = try XCTUnwrap(answer["access_token"]?.stringValue)
@@ -32,7 +32,7 @@ final class RefreshGrantTests: XCTestCase {
         defer { server.stop() }
         let token = try refreshToken(server)
         let first = try assertTokenAnswer(try server.refresh(token), keys: refreshKeys)
-        server.domain.clock.advance(by: 1)
+        try server.domain.clock.advance(by: 1)
         let second = try assertTokenAnswer(try server.refresh(token), keys: refreshKeys)
         XCTAssertNotEqual(first["access_token"], second["access_token"], "each refresh mints a new access token")
         try assertTokenAnswer(try server.refresh(token), keys: refreshKeys)
@@ -100,7 +100,7 @@ final class RefreshGrantTests: XCTestCase {
         defer { server.stop() }
         let token = try refreshToken(server)
         let bobToken = try refreshToken(server, user: "bob")
-        XCTAssertEqual(server.domain.consents.revokeAll(userID: "alice", by: .byUser), 1)
+        XCTAssertEqual(server.domain.state.revokeConsents(userID: "alice", by: .byUser), 1)
         assertAppleError(try server.refresh(token), #"{"error":"invalid_request"}"#)
         try assertTokenAnswer(try server.refresh(bobToken), keys: refreshKeys)
     }
@@ -109,7 +109,7 @@ final class RefreshGrantTests: XCTestCase {
         let server = try startFrozenMock { $0.scenario.compatibility.revokedConsentRefreshError = "invalid_grant" }
         defer { server.stop() }
         let token = try refreshToken(server)
-        server.domain.consents.revokeAll(userID: "alice", by: .byUser)
+        server.domain.state.revokeConsents(userID: "alice", by: .byUser)
         assertAppleError(try server.refresh(token), #"{"error":"invalid_grant"}"#)
     }
 }

@@ -88,12 +88,35 @@ final class RevokeEndpointTests: XCTestCase {
         assertAppleError(try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("token", refresh)]), #"{"error":"invalid_client"}"#)
         assertAppleError(try server.client().roundTrip("POST", "/auth/revoke"), #"{"error":"invalid_client"}"#)
         assertAppleError(try server.postForm("/auth/revoke", []), #"{"error":"invalid_client"}"#)
-        assertAppleError(try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("client_secret", try server.secret())]),
-                         #"{"error":"invalid_request"}"#)
-        assertAppleError(try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("client_secret", try server.secret()),
-                                                               ("token", "")]), #"{"error":"invalid_request"}"#)
         // The refused requests revoked nothing.
         try assertTokenAnswer(try server.refresh(refresh), keys: ["access_token", "token_type", "expires_in", "id_token"])
+    }
+
+    func testRevoke_WithoutToken_Answers200AndRevokesNothing_AsApple() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let refresh = try XCTUnwrap(try server.webTokens()["refresh_token"]?.stringValue)
+        // The library bug of sending the token as refresh_token= (§11 pitfall 18): Apple answers 200.
+        for form in [[("refresh_token", refresh)], [("token", "")]] {
+            let answer = try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("client_secret", try server.secret())] + form)
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertEqual(answer.body, [])
+        }
+        try assertTokenAnswer(try server.refresh(refresh), keys: ["access_token", "token_type", "expires_in", "id_token"])
+    }
+
+    func testRevoke_WithoutToken_IsInvalidRequest_WhenTheStrictKnobIsOn() throws {
+        let server = try startFrozenMock { $0.scenario.compatibility.revokeRequiresToken = true }
+        defer { server.stop() }
+        let refresh = try XCTUnwrap(try server.webTokens()["refresh_token"]?.stringValue)
+        assertAppleError(try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("client_secret", try server.secret()),
+                                                               ("refresh_token", refresh)]), #"{"error":"invalid_request"}"#)
+        assertAppleError(try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("client_secret", try server.secret()),
+                                                               ("token", "")]), #"{"error":"invalid_request"}"#)
+        // The twin: with the token where it belongs, the revocation happens.
+        let revoked = try server.postForm("/auth/revoke", [("client_id", "com.example.web"), ("client_secret", try server.secret()), ("token", refresh)])
+        XCTAssertEqual(revoked.status, 200)
+        assertAppleError(try server.refresh(refresh), #"{"error":"invalid_grant"}"#)
     }
 
     func testRevoke_MigrationAccessToken_IsAcceptedAndRevokesNoUser() throws {

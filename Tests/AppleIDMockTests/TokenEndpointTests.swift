@@ -14,7 +14,7 @@ final class TokenEndpointTests: XCTestCase {
         defer { server.stop() }
         let code = try server.webCode(nonce: "n-77")
         XCTAssertTrue(matches(code, codePattern), code)
-        server.domain.clock.advance(by: 10)
+        try server.domain.clock.advance(by: 10)
         let response = try server.redeem(code)
         let answer = try assertTokenAnswer(response, keys: codeKeys)
         let access = try XCTUnwrap(answer["access_token"]?.stringValue)
@@ -52,16 +52,16 @@ final class TokenEndpointTests: XCTestCase {
         let server = try startFrozenMock()
         defer { server.stop() }
         let code = try server.webCode()
-        XCTAssertEqual(server.domain.codes.count, 1)
+        XCTAssertEqual(server.domain.state.pendingCodeCount, 1)
         try assertTokenAnswer(try server.redeem(code), keys: codeKeys)
-        XCTAssertEqual(server.domain.codes.count, 0, "a redeemed code is not held")
+        XCTAssertEqual(server.domain.state.pendingCodeCount, 0, "a redeemed code is not held")
         assertAppleError(try server.redeem(code), #"{"error":"invalid_grant","error_description":"The code has already been used."}"#)
         // Twin: the same shape with one character changed is not a code this mock issued.
         var forged = Array(code)
         forged[5] = forged[5] == "0" ? "1" : "0"
         assertAppleError(try server.redeem(String(forged)), #"{"error":"invalid_grant","error_description":"The code has expired or has been revoked."}"#)
         // Once the lifetime has passed, the used code reads as expired.
-        server.domain.clock.advance(by: 300)
+        try server.domain.clock.advance(by: 300)
         assertAppleError(try server.redeem(code), #"{"error":"invalid_grant","error_description":"The code has expired or has been revoked."}"#)
     }
 
@@ -70,12 +70,12 @@ final class TokenEndpointTests: XCTestCase {
         defer { server.stop() }
         _ = try server.webCode()
         _ = try server.webCode()
-        server.domain.clock.advance(by: 299)
-        server.domain.codes.prune(now: server.domain.clock.seconds)
-        XCTAssertEqual(server.domain.codes.count, 2, "still alive at 299 s")
-        server.domain.clock.advance(by: 1)
-        server.domain.codes.prune(now: server.domain.clock.seconds)
-        XCTAssertEqual(server.domain.codes.count, 0)
+        try server.domain.clock.advance(by: 299)
+        server.domain.state.pruneExpiredCodes()
+        XCTAssertEqual(server.domain.state.pendingCodeCount, 2, "still alive at 299 s")
+        try server.domain.clock.advance(by: 1)
+        server.domain.state.pruneExpiredCodes()
+        XCTAssertEqual(server.domain.state.pendingCodeCount, 0)
     }
 
     func testTokenEndpoint_ReturnsInvalidGrant_WhenCodeExpired_At300Seconds() throws {
@@ -83,9 +83,9 @@ final class TokenEndpointTests: XCTestCase {
         defer { server.stop() }
         let late = try server.webCode()
         let justInTime = try server.webCode()
-        server.domain.clock.advance(by: 299)
+        try server.domain.clock.advance(by: 299)
         try assertTokenAnswer(try server.redeem(justInTime), keys: codeKeys)
-        server.domain.clock.advance(by: 1)
+        try server.domain.clock.advance(by: 1)
         assertAppleError(try server.redeem(late), #"{"error":"invalid_grant","error_description":"The code has expired or has been revoked."}"#)
     }
 

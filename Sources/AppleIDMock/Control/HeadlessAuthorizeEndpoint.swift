@@ -23,11 +23,14 @@ struct HeadlessAuthorizeEndpoint: Sendable {
         } catch {
             return Self.failure(error)
         }
+        for name in Self.choiceFields where name == "given_name" || name == "family_name" {
+            _ = try body.optionalString(name, maxBytes: AuthorizeRequest.maxStringBytes)
+        }
         let delivery: Delivery
         if try body.optionalBool("cancel") == true {
             delivery = domain.cancel(validated)
         } else {
-            guard let user = try body.optionalString("user") ?? domain.scenario.autoApprove?.user else {
+            guard let user = try body.optionalString("user", maxBytes: 64) ?? domain.scenario.autoApprove?.user else {
                 throw ControlRequest.Failure(message: "missing required field", field: "user")
             }
             let approval = AppleIDDomain.Approval(userID: user, hideEmail: try body.optionalBool("hide_email") ?? domain.scenario.autoApprove?.hideEmail,
@@ -52,10 +55,11 @@ struct HeadlessAuthorizeEndpoint: Sendable {
         return ControlResponse.json(.object(answer))
     }
 
-    /// A configuration error: the message, the field, and Apple's code.
+    /// A configuration error: the message, the field, and Apple's code (503 when the mock is full).
     static func failure(_ error: AuthorizeError) -> HTTPResponse {
         var extra = JSONObject()
         extra["apple_error"] = .string(error.code)
-        return ControlResponse.error(error.message, field: error.field, extra: extra)
+        return ControlResponse.error(error.message, field: error.field, status: error.rendering == .unavailable ? .serviceUnavailable : .badRequest,
+                                     extra: extra)
     }
 }

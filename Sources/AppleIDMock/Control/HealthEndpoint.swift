@@ -10,7 +10,7 @@ struct HealthEndpoint: Sendable {
         var body = JSONObject()
         body["status"] = "ok"
         body["issuer"] = .string(domain.issuer)
-        body["active_kid"] = .string(domain.keyRing.activeKey.keyID)
+        body["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
         return ControlResponse.json(.object(body))
     }
 }

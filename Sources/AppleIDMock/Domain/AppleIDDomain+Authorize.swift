@@ -24,12 +24,24 @@ extension AppleIDDomain {
     /// Validates authorize parameters as Apple does (apple-reference.md §1.2, §2.2). `duplicated`
     /// names parameters that appeared more than once.
     public func validateAuthorize(_ parameters: [String: String], duplicated: [String] = []) throws(AuthorizeError) -> AuthorizeRequest {
+        do {
+            return try checkAuthorize(parameters, duplicated: duplicated)
+        } catch {
+            throw error.rendered(scenario.compatibility)
+        }
+    }
+
+    private func checkAuthorize(_ parameters: [String: String], duplicated: [String]) throws(AuthorizeError) -> AuthorizeRequest {
         if let name = duplicated.first { throw .unsupported(name) }
         guard let clientID = parameters["client_id"], let entry = clients.entry(clientID), entry.client.kind == .servicesID else {
             throw .clientOrRedirect("client_id")
         }
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else { throw .unsupported("redirect_uri") }
         guard entry.client.redirectURIs.contains(redirectURI) else { throw .clientOrRedirect("redirect_uri") }
+        if scenario.compatibility.strictRedirectURIs, ScenarioRules.strictRedirectURI(redirectURI) != nil {
+            // Apple's return-URL rules hold per request too (https, a domain name, no fragment).
+            throw AuthorizeError(code: "invalid_request", message: "Invalid web redirect url.", field: "redirect_uri", jsonCode: "unauthorized_client")
+        }
         let responseTypes = Set((parameters["response_type"] ?? "").split(separator: " ").map(String.init))
         guard responseTypes == ["code"] || responseTypes == ["code", "id_token"] else { throw .unsupported("response_type") }
         let mode = parameters["response_mode"] ?? scenario.compatibility.defaultResponseMode
@@ -75,46 +87,60 @@ extension AppleIDDomain {
     /// The user pressed Continue: a code (and id_token when asked), the state, and on the
     /// first authorization of the app group the `user` JSON string (§1.2, §5).
     public func approve(_ request: AuthorizeRequest, _ approval: Approval) throws -> Delivery {
-        guard let user = scenario.user(approval.userID) else {
-            throw AuthorizeError(code: "invalid_request", message: "no user \"\(approval.userID)\" in the scenario", field: "user")
-        }
-        guard let entry = clients.entry(request.clientID) else { throw AuthorizeError.clientOrRedirect("client_id") }
         for (field, value) in [("given_name", approval.givenName), ("family_name", approval.familyName)]
         where (value?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
-            throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field)
+            throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field).rendered(scenario.compatibility)
         }
-        let now = clock.seconds
-        guard codes.hasRoom(now: now) else { throw CapacityError.codes(codes.capacity) }
         let requested = Set(request.scopes).intersection(["name", "email"])
-        let (consent, isFirst) = consents.authorize(ConsentStore.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id),
-                                                    scopes: requested, hideEmail: approval.hideEmail ?? user.hideEmail, now: now)
-        let code = newCode(consentID: consent.id, clientIndex: entry.index, now: now)
-        codes.issue(code, AuthorizationGrant(clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id,
-                                             teamID: entry.team.teamID, userID: user.id, nonce: request.nonce,
-                                             codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
-                                             authTime: now, expiresAt: now + Int64(scenario.lifetimes.authorizationCode),
-                                             flow: .web, isFirstAuthorization: isFirst), now: now)
-        var parameters: [(String, String)] = [("code", code)]
-        if request.wantsIDToken {
-            var claims = identityClaims(for: entry, user: user, consent: consent, isFirst: isFirst, now: now)
-            claims.nonce = request.nonce
-            claims.codeHash = IdentityTokenClaims.halfHash(code)
-            claims.authTime = now
-            parameters.append(("id_token", try sign(claims)))
+        let grant = GrantRequest(flow: .web, userID: approval.userID, clientID: request.clientID, scopes: requested, hideEmail: approval.hideEmail,
+                                 nonce: request.nonce, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
+                                 codeChallengeMethod: request.codeChallengeMethod)
+        let result: GrantResult
+        do {
+            result = try state.perform { world, now throws(GrantError) in try world.grant(grant, now: now) }.0
+        } catch {
+            throw authorizeError(error)
         }
+        guard let code = result.code else { throw AuthorizeError.clientOrRedirect("client_id").rendered(scenario.compatibility) }
+        var parameters: [(String, String)] = [("code", code)]
+        if request.wantsIDToken { parameters.append(("id_token", try sign(result.claims, with: result.signingKey))) }
         if let state = request.state { parameters.append(("state", state)) }
-        if isFirst && !requested.isEmpty {
+        if result.isFirst && !requested.isEmpty {
             var userJSON = JSONObject()
             if requested.contains("name") {
                 var name = JSONObject()
-                name["firstName"] = .string(approval.givenName ?? user.givenName)
-                name["lastName"] = .string(approval.familyName ?? user.familyName)
+                name["firstName"] = .string(approval.givenName ?? result.user.givenName)
+                name["lastName"] = .string(approval.familyName ?? result.user.familyName)
                 userJSON["name"] = .object(name)
             }
-            if requested.contains("email") { userJSON["email"] = .string(email(for: user, team: entry.team.teamID, hidden: consent.hideEmail)) }
+            if requested.contains("email") {
+                let email = result.hideEmail ? Identity.relayAddress(teamID: result.entry.team.teamID, userID: result.user.id) : result.user.email
+                userJSON["email"] = .string(email)
+            }
             parameters.append(("user", String(decoding: JSONWriter.compact(.object(userJSON)), as: UTF8.self)))
         }
         return Delivery(responseMode: request.responseMode, redirectURI: request.redirectURI, parameters: parameters)
+    }
+
+    /// A refused grant in `/auth/authorize`'s words.
+    private func authorizeError(_ error: GrantError) -> AuthorizeError {
+        switch error {
+        case .unknownUser(let userID):
+            return AuthorizeError(code: "invalid_request", message: "no user \"\(userID)\" in the scenario", field: "user").rendered(scenario.compatibility)
+        case .accountDeleted(let userID):
+            return AuthorizeError(code: "invalid_request", message: "the Apple Account of \"\(userID)\" was deleted", field: "user")
+                .rendered(scenario.compatibility)
+        case .unknownClient:
+            return AuthorizeError.clientOrRedirect("client_id").rendered(scenario.compatibility)
+        case .capacity(let full):
+            var refusal = AuthorizeError(code: "temporarily_unavailable", message: full.message, field: "code")
+            refusal.rendering = .unavailable
+            return refusal
+        case .timeOutOfRange:
+            var refusal = AuthorizeError(code: "temporarily_unavailable", message: "the mock clock is beyond what tokens can carry", field: "code")
+            refusal.rendering = .unavailable
+            return refusal
+        }
     }
 
     /// The user pressed Cancel: `error=user_cancelled_authorize` and the state (§2.2 [D]).
@@ -122,43 +148,5 @@ extension AppleIDDomain {
         var parameters: [(String, String)] = [("error", "user_cancelled_authorize")]
         if let state = request.state { parameters.append(("state", state)) }
         return Delivery(responseMode: request.responseMode, redirectURI: request.redirectURI, parameters: parameters)
-    }
-
-    // MARK: - Shared by the flows
-
-    /// A fresh code in Apple's format: `c<32 hex>.0.<4 letters>.<22 base64url>` (§1.2 [O]),
-    /// MAC'd like the tokens so that a used code can be recognised without being stored.
-    func newCode(consentID: UInt32, clientIndex: UInt16, now: Int64) -> String {
-        tokens.encode(.init(kind: "c", consentID: consentID, clientIndex: clientIndex, issuedAt: UInt32(clamping: now)))
-    }
-
-    /// When `code` expires, if this mock issued it; nil for anything else.
-    func issuedExpiry(ofCode code: String) -> Int64? {
-        guard let payload = tokens.decode(code), payload.kind == "c" else { return nil }
-        return Int64(payload.issuedAt) + Int64(scenario.lifetimes.authorizationCode)
-    }
-
-    /// The address Apple shows the app: the real one, or the team's relay address (§6).
-    func email(for user: Scenario.User, team teamID: String, hidden: Bool) -> String {
-        hidden ? Identity.relayAddress(teamID: teamID, userID: user.id) : user.email
-    }
-
-    /// Claims common to every id_token for this user and client: identity, email, transfer.
-    func identityClaims(for entry: ClientDirectory.Entry, user: Scenario.User, consent: ConsentStore.Consent, isFirst: Bool, now: Int64) -> IdentityTokenClaims {
-        var claims = IdentityTokenClaims(issuer: issuer, audience: entry.client.clientID,
-                                         subject: Identity.subject(teamID: entry.team.teamID, userID: user.id),
-                                         issuedAt: now, expiresAt: now + Int64(scenario.lifetimes.idToken))
-        if consent.scopes.contains("email") && (isFirst || scenario.compatibility.emailOnLaterLogins) {
-            claims.email = email(for: user, team: entry.team.teamID, hidden: consent.hideEmail)
-        }
-        if let transfer = transfers.transfer(userID: user.id, toTeam: entry.team.teamID, now: now, window: Int64(scenario.lifetimes.transferWindow)) {
-            claims.transferSubject = transfer.transferSubject
-        }
-        return claims
-    }
-
-    /// Signs claims with the active key.
-    func sign(_ claims: IdentityTokenClaims) throws(JOSEError) -> String {
-        try keyRing.sign(claims: claims.json(scenario.compatibility))
     }
 }

@@ -34,7 +34,6 @@ extension AppleIDDomain {
 
     /// Signs `userID` into the app `clientID` as an iOS device would (apple-reference.md §4, §5).
     public func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?) throws -> NativeCredential {
-        guard let user = scenario.user(userID) else { throw NativeSignInError(message: "no user \"\(userID)\" in the scenario", field: "user") }
         guard let entry = clients.entry(clientID) else { throw NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id") }
         guard entry.client.kind == .appID else {
             throw NativeSignInError(message: "native sign-in needs an App ID (bundle id); \"\(clientID)\" is a Services ID", field: "client_id")
@@ -45,24 +44,42 @@ extension AppleIDDomain {
         if let nonce, nonce.utf8.count > AuthorizeRequest.maxStringBytes {
             throw NativeSignInError(message: "expected at most \(AuthorizeRequest.maxStringBytes) bytes", field: "nonce")
         }
-        let now = clock.seconds
-        guard codes.hasRoom(now: now) else { throw CapacityError.codes(codes.capacity) }
-        let requested = Set(scopes)
-        let (consent, isFirst) = consents.authorize(ConsentStore.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id),
-                                                    scopes: requested, hideEmail: hideEmail ?? user.hideEmail, now: now)
-        let code = newCode(consentID: consent.id, clientIndex: entry.index, now: now)
-        codes.issue(code, AuthorizationGrant(clientID: clientID, redirectURI: nil, consentID: consent.id, teamID: entry.team.teamID,
-                                             userID: user.id, nonce: nonce, codeChallenge: nil, codeChallengeMethod: nil, authTime: now,
-                                             expiresAt: now + Int64(scenario.lifetimes.authorizationCode), flow: .native,
-                                             isFirstAuthorization: isFirst), now: now)
-        var claims = identityClaims(for: entry, user: user, consent: consent, isFirst: isFirst, now: now)
-        claims.nonce = nonce
-        claims.codeHash = IdentityTokenClaims.halfHash(code)
-        claims.authTime = now
-        if isFirst { claims.realUserStatus = user.realUserStatus }
-        let email = isFirst && consent.scopes.contains("email") ? self.email(for: user, team: entry.team.teamID, hidden: consent.hideEmail) : nil
-        let fullName = isFirst && consent.scopes.contains("name") ? (user.givenName, user.familyName) : nil
-        return NativeCredential(user: claims.subject, identityToken: try sign(claims), authorizationCode: code, email: email,
-                                fullName: fullName, realUserStatus: isFirst ? user.realUserStatus : 0)
+        let request = GrantRequest(flow: .native, userID: userID, clientID: clientID, scopes: Set(scopes), hideEmail: hideEmail, nonce: nonce)
+        let result: GrantResult
+        do {
+            result = try state.perform { world, now throws(GrantError) in try world.grant(request, now: now) }.0
+        } catch {
+            throw Self.nativeError(error)
+        }
+        let email = result.isFirst && result.consentScopes.contains("email")
+            ? (result.hideEmail ? Identity.relayAddress(teamID: entry.team.teamID, userID: result.user.id) : result.user.email) : nil
+        let fullName = result.isFirst && result.consentScopes.contains("name") ? (result.user.givenName, result.user.familyName) : nil
+        return NativeCredential(user: result.claims.subject, identityToken: try sign(result.claims, with: result.signingKey),
+                                authorizationCode: result.code ?? "", email: email, fullName: fullName,
+                                realUserStatus: result.isFirst ? result.user.realUserStatus : 0)
+    }
+
+    /// An id_token for `userID` at `clientID` as a sign-in would give it now, changing nothing:
+    /// the same claims path as every grant (transfer included); no code, no consent.
+    public func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws -> (token: String, claims: IdentityTokenClaims) {
+        let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: hideEmail, nonce: nonce, issuesCode: false)
+        let result: GrantResult
+        do {
+            result = try state.perform { world, now throws(GrantError) in try world.grant(request, now: now) }.0
+        } catch {
+            throw Self.nativeError(error)
+        }
+        return (try sign(result.claims, with: result.signingKey), result.claims)
+    }
+
+    /// A refused grant in the control API's words.
+    private static func nativeError(_ error: GrantError) -> any Error {
+        switch error {
+        case .unknownUser(let userID): NativeSignInError(message: "no user \"\(userID)\" in the scenario", field: "user")
+        case .accountDeleted(let userID): NativeSignInError(message: "the Apple Account of \"\(userID)\" was deleted", field: "user")
+        case .unknownClient(let clientID): NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id")
+        case .capacity(let full): full
+        case .timeOutOfRange: CapacityError(message: "the mock clock is beyond what tokens can carry")
+        }
     }
 }

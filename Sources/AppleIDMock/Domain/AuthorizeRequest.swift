@@ -42,32 +42,6 @@ public struct AuthorizeRequest: Sendable, Equatable {
     }
 }
 
-/// An `/auth/authorize` configuration error: never redirected, shown on Apple's error page
-/// (apple-reference.md §2.2).
-public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Apple's error code (`invalid_request`, `invalid_client`, `invalid_scope`, …).
-    public var code: String
-    /// Apple's message where known.
-    public var message: String
-    /// The parameter at fault.
-    public var field: String
-
-    /// `Invalid client id or web redirect url.` — unknown client, a bundle id, or an
-    /// unregistered return URL (§2.2 [O]).
-    static func clientOrRedirect(_ field: String) -> AuthorizeError {
-        AuthorizeError(code: "invalid_request", message: "Invalid client id or web redirect url.", field: field)
-    }
-
-    /// Apple's general wording for missing or unsupported parameters (§2.2, 2019 [O]).
-    static func unsupported(_ field: String) -> AuthorizeError {
-        AuthorizeError(code: "invalid_request", message: "Request missing required parameter or unsupported parameters or invalid redirect url",
-                       field: field)
-    }
-
-    /// `code: message`.
-    public var description: String { "\(code): \(message)" }
-}
-
 /// Where and how the authorization response reaches the client (§1.2 "Response delivery").
 public struct Delivery: Sendable, Equatable {
     /// `query`, `fragment` or `form_post`.

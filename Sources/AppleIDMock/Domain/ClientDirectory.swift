@@ -1,10 +1,12 @@
-/// Every client of the scenario with its team, its index (carried inside tokens) and its app
-/// group (the primary App ID whose consent it shares, apple-reference.md §5).
+import JOSE
+
+/// Every client of the scenario with its team, its stable tag (carried inside tokens) and its
+/// app group (the primary App ID whose consent it shares, apple-reference.md §5).
 public struct ClientDirectory: Sendable {
     /// One registered client.
     public struct Entry: Sendable {
-        /// Position in the directory.
-        public var index: UInt16
+        /// 48 bits of SHA-256 of the client id: stable however the scenario is reordered or grown.
+        public var tag: UInt64
         /// The owning team.
         public var team: Scenario.Team
         /// The client.
@@ -13,15 +15,25 @@ public struct ClientDirectory: Sendable {
         public var groupID: String
     }
 
-    private let entries: [Entry]
-    private let byID: [String: Int]
+    /// Two client ids whose tags collide (astronomically unlikely; refused at start).
+    public struct TagCollision: Error, Equatable, Sendable {
+        /// The two client ids.
+        public var first: String, second: String
+    }
 
-    /// Indexes the scenario's clients in team order.
-    public init(scenario: Scenario) {
-        var entries: [Entry] = []
+    private let byID: [String: Entry]
+    private let byTag: [UInt64: Entry]
+    private let teams: [String: Scenario.Team]
+
+    /// Indexes the scenario's clients.
+    public init(scenario: Scenario) throws(TagCollision) {
+        var byID: [String: Entry] = [:]
+        var byTag: [UInt64: Entry] = [:]
+        var teams: [String: Scenario.Team] = [:]
         for team in scenario.teams {
+            if teams[team.teamID] == nil { teams[team.teamID] = team }
             let parents = Dictionary(team.clients.map { ($0.clientID, $0.primaryAppID) }, uniquingKeysWith: { first, _ in first })
-            for client in team.clients {
+            for client in team.clients where byID[client.clientID] == nil {
                 // Follow primary_app_id links to the group's root (bounded: ids are unique).
                 var group = client.clientID
                 var hops = 0
@@ -29,25 +41,33 @@ public struct ClientDirectory: Sendable {
                     group = parent
                     hops += 1
                 }
-                entries.append(Entry(index: UInt16(entries.count), team: team, client: client, groupID: group))
+                let entry = Entry(tag: Self.tag(of: client.clientID), team: team, client: client, groupID: group)
+                if let existing = byTag[entry.tag] { throw TagCollision(first: existing.client.clientID, second: client.clientID) }
+                byID[client.clientID] = entry
+                byTag[entry.tag] = entry
             }
         }
-        self.entries = entries
-        byID = Dictionary(entries.enumerated().map { ($1.client.clientID, $0) }, uniquingKeysWith: { first, _ in first })
+        self.byID = byID
+        self.byTag = byTag
+        self.teams = teams
+    }
+
+    /// The stable tag of a client id.
+    public static func tag(of clientID: String) -> UInt64 {
+        SHA256.hash(Array("client|\(clientID)".utf8)).prefix(6).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// The client with this exact id.
-    public func entry(_ clientID: String) -> Entry? {
-        byID[clientID].map { entries[$0] }
-    }
+    public func entry(_ clientID: String) -> Entry? { byID[clientID] }
 
-    /// The client at `index`.
-    public func entry(index: UInt16) -> Entry? {
-        Int(index) < entries.count ? entries[Int(index)] : nil
-    }
+    /// The client with this tag.
+    public func entry(tag: UInt64) -> Entry? { byTag[tag] }
 
     /// The team with this id.
-    public func team(_ teamID: String) -> Scenario.Team? {
-        entries.first { $0.team.teamID == teamID }?.team
+    public func team(_ teamID: String) -> Scenario.Team? { teams[teamID] }
+
+    /// The first client of the first team (scenario rules guarantee one), for defaults.
+    public func first(of scenario: Scenario) -> Entry? {
+        scenario.teams.first?.clients.first.flatMap { entry($0.clientID) }
     }
 }

@@ -1,13 +1,11 @@
 import FoundationEssentials
 import JOSE
-import Synchronization
 
-/// The RSA keys Apple publishes at `/auth/keys` and signs id_tokens with (apple-reference.md §1.5).
-///
-/// Keys are immutable once loaded; the ring's list and its active key change only through its
-/// own methods, under one lock. The JWKS bytes of each key are cached, so serving the set costs
-/// a concatenation.
-public final class KeyRing: Sendable {
+/// The RSA keys the mock starts with (apple-reference.md §1.5): loaded from `<kid>.pem` files
+/// and generated to make up the count. Immutable: which keys are published and which signs at
+/// run time belongs to the state owner (`MockState`), which starts from this ring and returns
+/// to it on reset.
+public struct KeyRing: Sendable {
     /// One signing key with its id.
     public struct SigningKey: Sendable {
         /// The `kid`.
@@ -25,54 +23,18 @@ public final class KeyRing: Sendable {
         }
     }
 
-    private struct State {
-        var keys: [SigningKey]
-        var activeKeyID: String
-    }
-
-    private let state: Mutex<State>
+    /// The keys in their stored order.
+    public let keys: [SigningKey]
+    /// The key that signs at start.
+    public let activeKey: SigningKey
 
     /// A ring of `keys` signing with `activeKeyID` (the first key when nil).
     public init(keys: [SigningKey], activeKeyID: String? = nil) throws(KeyRingError) {
         guard let first = keys.first else { throw .noKeys }
         let active = activeKeyID ?? first.keyID
-        guard keys.contains(where: { $0.keyID == active }) else { throw .unknownKeyID(active) }
-        state = Mutex(State(keys: keys, activeKeyID: active))
-    }
-
-    /// The published keys in their stored order.
-    public var keys: [SigningKey] { state.withLock { $0.keys } }
-
-    /// The key that signs new tokens. The ring never drops its active key, so the lookup always
-    /// finds it; the first key stands in rather than trapping should that ever break.
-    public var activeKey: SigningKey {
-        state.withLock { state in state.keys.first { $0.keyID == state.activeKeyID } ?? state.keys[0] }
-    }
-
-    /// The public key with `kid`, if published.
-    public func publicKey(keyID: String) -> RSAPublicKey? {
-        state.withLock { $0.keys.first { $0.keyID == keyID }?.privateKey.publicKey }
-    }
-
-    /// `{"keys":[…]}` exactly as Apple shapes it; in a random order when `shuffled` (Apple's
-    /// order changes between fetches, §1.5).
-    public func jwksBody(shuffled: Bool) -> [UInt8] {
-        var fragments = state.withLock { $0.keys.map(\.jwkBytes) }
-        if shuffled { fragments.shuffle() }
-        var body: [UInt8] = Array(#"{"keys":["#.utf8)
-        body.reserveCapacity(16 + fragments.reduce(0) { $0 + $1.count + 1 })
-        for (index, fragment) in fragments.enumerated() {
-            if index > 0 { body.append(UInt8(ascii: ",")) }
-            body.append(contentsOf: fragment)
-        }
-        body.append(contentsOf: "]}".utf8)
-        return body
-    }
-
-    /// Signs `claims` as an RS256 compact JWS with header `{"kid":…,"alg":"RS256"}`.
-    public func sign(claims: JSONObject) throws(JOSEError) -> String {
-        let key = activeKey
-        return try CompactJWS.signRS256(payload: JSONWriter.compact(.object(claims)), kid: key.keyID, key: key.privateKey).compact
+        guard let key = keys.first(where: { $0.keyID == active }) else { throw .unknownKeyID(active) }
+        self.keys = keys
+        self.activeKey = key
     }
 
     /// Loads `<kid>.pem` files from `directory` (sorted by name, at most `count`), then
@@ -110,10 +72,10 @@ public final class KeyRing: Sendable {
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
     }
 
-    /// A fresh RSA-2048 key with a random 10-character id.
-    public static func generate(random: RandomSource = .system) throws(KeyRingError) -> SigningKey {
+    /// A fresh RSA-2048 key with a random 10-character id like Apple's, or `keyID` when given.
+    public static func generate(keyID: String? = nil, random: RandomSource = .system) throws(KeyRingError) -> SigningKey {
         do {
-            return SigningKey(keyID: random.alphanumeric(10), privateKey: try RSAPrivateKey.generate(bits: 2048))
+            return SigningKey(keyID: keyID ?? random.alphanumeric(10), privateKey: try RSAPrivateKey.generate(bits: 2048))
         } catch {
             throw .generationFailed("\(error)")
         }

@@ -1,56 +1,59 @@
-import FoundationEssentials
-import Synchronization
+/// The mock's notion of "now": real time plus an offset, or frozen at an instant. A value the
+/// state owner holds (`MockState`); every lifetime reads it (house style rule 10).
+public struct MockClock: Sendable, Equatable {
+    /// Instants the mock can carry: token and code formats hold issue times as unsigned 32-bit
+    /// seconds, so the clock refuses to leave 1970 – 2105 rather than clamp a time silently.
+    public static let representable: ClosedRange<Int64> = 0...(Int64(UInt32.max) - 366 * 86400)
 
-/// The mock's notion of "now", which tests and the control API can move: real time plus an
-/// offset, or frozen at an instant. All expiry checks read it (house style rule 10).
-public final class MockClock: Sendable {
-    private struct State {
-        var offset: Double = 0
-        var frozen: Double?
+    /// Seconds added to real time while running.
+    public private(set) var offset: Double = 0
+    /// The instant the clock stands at while frozen.
+    public private(set) var frozenAt: Double?
+
+    /// Why the clock cannot move as asked.
+    public struct OutOfRange: Error, Equatable, Sendable {
+        /// The instant that was asked for.
+        public var instant: Double
     }
 
-    private let state = Mutex(State())
-    private let realTime: @Sendable () -> Double
-
-    /// A clock following `realTime` (seconds since 1970; the system clock by default).
-    public init(realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
-        self.realTime = realTime
+    /// A clock on real time, or starting at `settings.start` (running or frozen).
+    public init(_ settings: Scenario.ClockSettings = Scenario.ClockSettings(), real: Double) {
+        let start = settings.start.map(Double.init) ?? real
+        if settings.frozen { frozenAt = start.rounded(.down) } else { offset = start - real }
     }
 
     /// Now, in seconds since 1970 with fractions.
-    public var now: Double {
-        state.withLock { $0.frozen ?? (realTime() + $0.offset) }
-    }
+    public func now(real: Double) -> Double { frozenAt ?? (real + offset) }
 
     /// Now, in whole seconds since 1970 (JWT `NumericDate`).
-    public var seconds: Int64 { Int64(now.rounded(.down)) }
+    public func seconds(real: Double) -> Int64 {
+        let value = now(real: real).rounded(.down)
+        return value.isFinite ? Int64(max(-1e15, min(1e15, value))) : 0
+    }
 
-    /// Moves the clock forward (or back, when negative).
-    public func advance(by seconds: Double) {
-        state.withLock { state in
-            if let frozen = state.frozen { state.frozen = frozen + seconds } else { state.offset += seconds }
-        }
+    /// Whether the clock stands still.
+    public var isFrozen: Bool { frozenAt != nil }
+
+    /// Moves now by `seconds` (back when negative).
+    public mutating func advance(by seconds: Double, real: Double) throws(OutOfRange) {
+        try set(to: now(real: real) + seconds, real: real)
     }
 
     /// Sets now to `instant`; the clock keeps running from there unless frozen.
-    public func set(to instant: Double) {
-        state.withLock { state in
-            if state.frozen != nil { state.frozen = instant } else { state.offset = instant - realTime() }
+    public mutating func set(to instant: Double, real: Double) throws(OutOfRange) {
+        guard instant.isFinite, Double(Self.representable.lowerBound) <= instant, instant <= Double(Self.representable.upperBound) else {
+            throw OutOfRange(instant: instant)
         }
+        if frozenAt != nil { frozenAt = instant } else { offset = instant - real }
     }
 
-    /// Stops the clock at its current instant, or lets it run again.
-    public func setFrozen(_ frozen: Bool) {
-        state.withLock { state in
-            if frozen {
-                if state.frozen == nil { state.frozen = realTime() + state.offset }
-            } else if let instant = state.frozen {
-                state.frozen = nil
-                state.offset = instant - realTime()
-            }
+    /// Stops the clock at its current instant, or lets it run on from there.
+    public mutating func setFrozen(_ frozen: Bool, real: Double) {
+        if frozen {
+            if frozenAt == nil { frozenAt = now(real: real) }
+        } else if let instant = frozenAt {
+            frozenAt = nil
+            offset = instant - real
         }
     }
-
-    /// Whether the clock is frozen.
-    public var isFrozen: Bool { state.withLock { $0.frozen != nil } }
 }

@@ -4,42 +4,70 @@ import JOSE
 /// nothing per token and memory stays flat however many are issued (apple-reference.md §1.3).
 ///
 /// Format: `<kind><32 hex>.0.<4 lower-case letters>.<22 base64url>`, e.g.
-/// `rfe4bae11488c423d8010b12a7d581d5d.0.sysy.K1YJnRWIo64ghcuAjrZLow`. The hex is the payload
-/// (consent id, client, issue time) masked with a keystream; the last part is a truncated
-/// HMAC-SHA-256. A token dies when its consent does, or (access tokens) when it expires.
+/// `rfe4bae11488c423d8010b12a7d581d5d.0.sysy.K1YJnRWIo64ghcuAjrZLow`. The hex is the payload —
+/// consent id (4 bytes), the client's stable tag (6 bytes, from its client id: adding a client
+/// to a scenario never re-targets a token), issue time (4 bytes), 2 random bytes — masked with a
+/// keystream; the last part is a truncated HMAC-SHA-256. The MAC secret belongs to the state
+/// owner and is replaced on reset, so no token survives a reset.
 public struct TokenCodec: Sendable {
+    /// What a token is.
+    public enum Kind: Character, Sendable {
+        /// `a`: access token.
+        case access = "a"
+        /// `r`: refresh token.
+        case refresh = "r"
+        /// `c`: authorization code.
+        case code = "c"
+    }
+
     /// What a token says.
     public struct Payload: Sendable, Equatable {
-        /// `a` access token, `r` refresh token, `c` authorization code.
-        public var kind: Character
+        /// Access, refresh or code.
+        public var kind: Kind
         /// The consent it was issued under (0 for client-credentials tokens).
         public var consentID: UInt32
-        /// Index of the client in the scenario's client list.
-        public var clientIndex: UInt16
+        /// The issuing client's tag (`ClientDirectory.tag(of:)`).
+        public var clientTag: UInt64
         /// Issue time, seconds since 1970.
-        public var issuedAt: UInt32
+        public var issuedAt: Int64
+
+        /// A payload.
+        public init(kind: Kind, consentID: UInt32, clientTag: UInt64, issuedAt: Int64) {
+            self.kind = kind
+            self.consentID = consentID
+            self.clientTag = clientTag
+            self.issuedAt = issuedAt
+        }
+    }
+
+    /// An issue time the format cannot carry (the clock keeps within `MockClock.representable`).
+    public struct TimeOutOfRange: Error, Equatable, Sendable {
+        /// The time that did not fit.
+        public var issuedAt: Int64
     }
 
     private let secret: [UInt8]
     private let random: RandomSource
 
-    /// A codec whose MAC key is `secret` (32 random bytes by default).
-    public init(secret: [UInt8]? = nil, random: RandomSource = .system) {
-        self.secret = secret ?? random.bytes(32)
+    /// A codec whose MAC key is `secret`.
+    public init(secret: [UInt8], random: RandomSource = .system) {
+        self.secret = secret
         self.random = random
     }
 
     /// Makes a token for `payload`.
-    public func encode(_ payload: Payload) -> String {
+    public func encode(_ payload: Payload) throws(TimeOutOfRange) -> String {
+        guard let issuedAt = UInt32(exactly: payload.issuedAt) else { throw TimeOutOfRange(issuedAt: payload.issuedAt) }
         let letters = random.string(4, alphabet: "abcdefghijklmnopqrstuvwxyz")
         var plain: [UInt8] = []
+        plain.reserveCapacity(16)
         plain += withUnsafeBytes(of: payload.consentID.bigEndian, Array.init)
-        plain += withUnsafeBytes(of: payload.clientIndex.bigEndian, Array.init)
-        plain += withUnsafeBytes(of: payload.issuedAt.bigEndian, Array.init)
-        plain += random.bytes(6)
-        let mask = keystream(kind: payload.kind, letters: letters)
+        plain += withUnsafeBytes(of: payload.clientTag.bigEndian, Array.init).suffix(6)
+        plain += withUnsafeBytes(of: issuedAt.bigEndian, Array.init)
+        plain += random.bytes(2)
+        let mask = keystream(kind: payload.kind.rawValue, letters: letters)
         let hex = zip(plain, mask).map { String($0 ^ $1, radix: 16).leftPadded(to: 2) }.joined()
-        let body = "\(payload.kind)\(hex).0.\(letters)"
+        let body = "\(payload.kind.rawValue)\(hex).0.\(letters)"
         return body + "." + Base64URL.encode(HMACSHA256.mac(key: secret, message: Array(body.utf8)).prefix(16))
     }
 
@@ -47,7 +75,7 @@ public struct TokenCodec: Sendable {
     public func decode(_ token: String) -> Payload? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count == 63, parts.count == 4, parts[1] == "0", parts[0].utf8.count == 33, parts[2].utf8.count == 4,
-              parts[3].utf8.count == 22, let kind = parts[0].first, kind == "a" || kind == "r" || kind == "c",
+              parts[3].utf8.count == 22, let first = parts[0].first, let kind = Kind(rawValue: first),
               let tag = Base64URL.decode(parts[3]) else { return nil }
         let body = token.utf8.dropLast(23)
         guard HMACSHA256.equal(Array(HMACSHA256.mac(key: secret, message: Array(body)).prefix(16)), tag) else { return nil }
@@ -57,12 +85,10 @@ public struct TokenCodec: Sendable {
             guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
             masked.append(byte)
         }
-        let plain = zip(masked, keystream(kind: kind, letters: String(parts[2]))).map { $0 ^ $1 }
-        func number<T: FixedWidthInteger>(_ range: Range<Int>, _: T.Type) -> T {
-            plain[range].reduce(T.zero) { $0 << 8 | T($1) }
-        }
-        return Payload(kind: kind, consentID: number(0..<4, UInt32.self), clientIndex: number(4..<6, UInt16.self),
-                       issuedAt: number(6..<10, UInt32.self))
+        let plain = zip(masked, keystream(kind: kind.rawValue, letters: String(parts[2]))).map { $0 ^ $1 }
+        func number(_ range: Range<Int>) -> UInt64 { plain[range].reduce(0) { $0 << 8 | UInt64($1) } }
+        return Payload(kind: kind, consentID: UInt32(truncatingIfNeeded: number(0..<4)), clientTag: number(4..<10),
+                       issuedAt: Int64(number(10..<14)))
     }
 
     private func keystream(kind: Character, letters: String) -> [UInt8] {

@@ -4,14 +4,7 @@ import MiniHTTP
 /// The pages `/auth/authorize` shows: consent, Apple's error page, and the form_post relay.
 enum AuthorizePages {
     /// Apple's error page: an error code and message, never a redirect (apple-reference.md §2.2).
-    /// `json` format answers `{"error": code}` as TN3107 documents instead.
-    static func error(_ error: AuthorizeError, compatibility: Compatibility, status override: HTTPStatus? = nil) -> HTTPResponse {
-        let status = override ?? HTTPStatus(compatibility.authorizeErrorStatus)
-        if compatibility.authorizeErrorFormat == .json {
-            var body = JSONObject()
-            body["error"] = .string(error.code)
-            return AppleResponse.json(JSONWriter.compact(.object(body)), status: status)
-        }
+    static func errorPage(_ error: AuthorizeError, status: HTTPStatus) -> HTTPResponse {
         let body = """
         <h1>Sign in with Apple</h1>
         <p>Your request could not be completed because of an error. Please try again later.</p>
@@ -23,9 +16,10 @@ enum AuthorizePages {
 
     /// The consent page: pick a scenario user, edit the name, Share or Hide My Email, then
     /// Continue or Cancel. The form posts back to `/auth/authorize` with the request's parameters.
-    static func consent(_ request: AuthorizeRequest, scenario: Scenario) -> HTTPResponse {
+    static func consent(_ request: AuthorizeRequest, users accounts: [UserAccount]) -> HTTPResponse {
         let hidden = request.parameters.map { HTML.hidden($0.0, $0.1) }.joined(separator: "\n")
-        let users = scenario.users.enumerated().map { index, user in
+        // The first 100 users are offered; any other can be named with mock_user.
+        let users = accounts.filter { !$0.deleted }.prefix(100).map(\.user).enumerated().map { index, user in
             """
             <label><input type="radio" name="mock_user" value="\(HTML.escape(user.id))"\(index == 0 ? " checked" : "")> \
             \(HTML.escape(user.givenName)) \(HTML.escape(user.familyName)) &lt;\(HTML.escape(user.email))&gt;</label>

@@ -4,21 +4,18 @@ import MiniHTTP
 struct MigrationEndpoint: Sendable {
     let domain: AppleIDDomain
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
-        do {
-            var bearer: String?
-            if let header = request.headers["Authorization"], header.lowercasedASCIIPrefix(7) == "bearer " {
-                bearer = String(header.dropFirst(7)).trimmingSpaces
-            }
-            return AppleResponse.noStoreJSON(.object(try domain.userMigrationInfo(try AppleForm.fields(request), bearer: bearer)))
-        } catch {
-            return AppleForm.error(error)
+    func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        var bearer: String?
+        if let header = request.headers["Authorization"], header.lowercasedASCIIPrefix(7) == "bearer " {
+            bearer = String(header.dropFirst(7)).trimmingSpaces
         }
+        let form = try AppleForm.fields(request, domain.scenario.compatibility)
+        return AppleResponse.noStoreJSON(.object(try domain.userMigrationInfo(form, bearer: bearer)))
     }
 }
 
 extension String {
-    /// The first `count` characters, ASCII lower-cased.
+    /// The first `count` characters, lower-cased.
     func lowercasedASCIIPrefix(_ count: Int) -> String {
         String(prefix(count)).lowercased()
     }

@@ -4,12 +4,8 @@ import MiniHTTP
 struct RevokeEndpoint: Sendable {
     let domain: AppleIDDomain
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
-        do {
-            try domain.revoke(try AppleForm.fields(request))
-            return HTTPResponse(status: .ok)
-        } catch {
-            return AppleForm.error(error)
-        }
+    func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        try domain.revoke(try AppleForm.fields(request, domain.scenario.compatibility))
+        return HTTPResponse(status: .ok)
     }
 }

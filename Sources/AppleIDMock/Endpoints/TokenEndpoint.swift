@@ -6,10 +6,6 @@ struct TokenEndpoint: Sendable {
     let domain: AppleIDDomain
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        do {
-            return AppleResponse.noStoreJSON(.object(try domain.token(try AppleForm.fields(request))))
-        } catch let error as OAuthError {
-            return AppleForm.error(error)
-        }
+        AppleResponse.noStoreJSON(.object(try domain.token(try AppleForm.fields(request, domain.scenario.compatibility))))
     }
 }

@@ -58,6 +58,17 @@ public struct Compatibility: Sendable, Equatable {
     /// Whether `/auth/revoke` also sends a `consent-revoked` notification (§1.4 [U]).
     public var revokeNotifies: Bool = false
 
+    /// Whether `/auth/revoke` without a `token` is `invalid_request` (strict, catches the
+    /// library bug of sending `refresh_token=`, §11 pitfall 18) instead of Apple's 200 that
+    /// revokes nothing.
+    public var revokeRequiresToken: Bool = false
+    /// Error for a token request whose body is not form-encoded (JSON, multipart, text, none):
+    /// `invalid_request` as TN3107 documents [D], or `invalid_client` as observed in 2020 (§1.3 [O]).
+    public var tokenContentTypeError: String = "invalid_request"
+    /// `Cache-Control` on `/auth/keys`, or nil for none. Apple's headers say not to cache (§1.5
+    /// [O]); the exact value is unknown.
+    public var jwksCacheControl: String? = "no-cache"
+
     /// Today's Apple.
     public init() {}
 }

@@ -10,6 +10,15 @@ extension Scenario {
         keys["count"] = .int(Int64(signingKeys.count))
         keys["directory"] = signingKeys.directory.map(JSONValue.string) ?? .null
         keys["active_kid"] = signingKeys.activeKeyID.map(JSONValue.string) ?? .null
+        if let rotation = signingKeys.rotation {
+            var pattern = JSONObject()
+            pattern["every"] = .int(Int64(rotation.every))
+            pattern["publish_ahead"] = .int(Int64(rotation.publishAhead))
+            pattern["retire_after"] = .int(Int64(rotation.retireAfter))
+            keys["rotation"] = .object(pattern)
+        } else {
+            keys["rotation"] = .null
+        }
         top["signing_keys"] = .object(keys)
         var times = JSONObject()
         times["authorization_code"] = .int(Int64(lifetimes.authorizationCode))
@@ -26,6 +35,10 @@ extension Scenario {
         } else {
             top["auto_approve"] = .null
         }
+        var clockObject = JSONObject()
+        clockObject["start"] = clock.start.map { .string(RFC3339.format($0)) } ?? .null
+        clockObject["frozen"] = .bool(clock.frozen)
+        top["clock"] = .object(clockObject)
         return .object(top)
     }
 
@@ -88,6 +101,9 @@ extension Compatibility {
         object["account_deletion_event_type"] = .string(accountDeletionEventType)
         object["event_time_unit"] = .string(eventTimeUnit.rawValue)
         object["revoke_notifies"] = .bool(revokeNotifies)
+        object["revoke_requires_token"] = .bool(revokeRequiresToken)
+        object["token_content_type_error"] = .string(tokenContentTypeError)
+        object["jwks_cache_control"] = jwksCacheControl.map(JSONValue.string) ?? .null
         return .object(object)
     }
 }

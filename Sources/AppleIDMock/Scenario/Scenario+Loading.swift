@@ -46,7 +46,7 @@ extension Scenario {
     private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
         let root = "$"
         guard let top = reader.object(document, at: root,
-                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve"]) else {
+                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock"]) else {
             return Scenario(teams: [], users: [])
         }
         let teamItems = reader.array(top, "teams", at: root, required: true)
@@ -60,6 +60,7 @@ extension Scenario {
         if let value = top["lifetimes"] { scenario.lifetimes = readLifetimes(value, at: "lifetimes", reader) }
         if let value = top["compatibility"] { scenario.compatibility = readCompatibility(value, at: "compatibility", reader) }
         if let value = top["auto_approve"], value != .null { scenario.autoApprove = readAutoApprove(value, at: "auto_approve", reader) }
+        if let value = top["clock"] { scenario.clock = readClock(value, at: "clock", reader) }
         crossCheck(scenario, teamItems: teamItems, userItems: userItems, reader)
         return scenario
     }
@@ -107,10 +108,37 @@ extension Scenario {
 
     private static func readSigningKeys(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys {
         let defaults = SigningKeys()
-        guard let object = reader.object(value, at: path, known: ["count", "directory", "active_kid"]) else { return defaults }
+        guard let object = reader.object(value, at: path, known: ["count", "directory", "active_kid", "rotation"]) else { return defaults }
+        var rotation: SigningKeys.Rotation?
+        if let value = object["rotation"], value != .null { rotation = readRotation(value, at: ScenarioReader.child(path, "rotation"), reader) }
         return SigningKeys(count: reader.int(object, "count", at: path, default: defaults.count, range: 1...10),
                            directory: object["directory"] == nil ? defaults.directory : reader.optionalString(object, "directory", at: path),
-                           activeKeyID: reader.optionalString(object, "active_kid", at: path))
+                           activeKeyID: reader.optionalString(object, "active_kid", at: path), rotation: rotation)
+    }
+
+    private static func readRotation(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys.Rotation? {
+        guard let object = reader.object(value, at: path, known: ["every", "publish_ahead", "retire_after"]) else { return nil }
+        let tenYears = 3660 * 86400
+        let every = reader.int(object, "every", at: path, default: 0, range: 60...tenYears)
+        if object["every"] == nil { reader.report(ScenarioReader.child(path, "every"), "missing required key") }
+        let ahead = reader.int(object, "publish_ahead", at: path, default: 0, range: 0...tenYears)
+        let after = reader.int(object, "retire_after", at: path, default: 0, range: 0...tenYears)
+        guard every >= 60 else { return nil }
+        if ahead > every { reader.report(ScenarioReader.child(path, "publish_ahead"), "expected at most every (\(every))") }
+        let rotation = SigningKeys.Rotation(every: every, publishAhead: min(ahead, every), retireAfter: after)
+        if rotation.publishedAtOnce > 10 {
+            reader.report(path, "expected a pattern that publishes at most 10 keys at once ((publish_ahead + retire_after) / every + 2), found \(rotation.publishedAtOnce)")
+        }
+        return rotation
+    }
+
+    private static func readClock(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> ClockSettings {
+        guard let object = reader.object(value, at: path, known: ["start", "frozen"]) else { return ClockSettings() }
+        let start = reader.optionalString(object, "start", at: path) { text in
+            RFC3339.parse(text).map { MockClock.representable.contains($0) ? nil : "expected a time from 1970 to 2105" }
+                ?? "expected an RFC 3339 time such as 2030-01-01T00:00:00Z"
+        }
+        return ClockSettings(start: start.flatMap(RFC3339.parse), frozen: reader.bool(object, "frozen", at: path, default: false))
     }
 
     private static func readLifetimes(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Lifetimes {
@@ -155,6 +183,15 @@ extension Scenario {
         }
         knobs.eventTimeUnit = reader.choice(object, "event_time_unit", at: path, default: knobs.eventTimeUnit)
         knobs.revokeNotifies = reader.bool(object, "revoke_notifies", at: path, default: knobs.revokeNotifies)
+        knobs.revokeRequiresToken = reader.bool(object, "revoke_requires_token", at: path, default: knobs.revokeRequiresToken)
+        knobs.tokenContentTypeError = reader.string(object, "token_content_type_error", at: path, default: knobs.tokenContentTypeError) {
+            ["invalid_request", "invalid_client"].contains($0) ? nil : "expected \"invalid_request\" or \"invalid_client\""
+        }
+        if let value = object["jwks_cache_control"] {
+            knobs.jwksCacheControl = value == .null ? nil : reader.optionalString(object, "jwks_cache_control", at: path) { text in
+                !text.isEmpty && text.utf8.count <= 200 && text.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) ? nil : "expected a header value (1 to 200 printable characters) or null"
+            }
+        }
         return knobs
     }
 
@@ -225,6 +262,6 @@ extension Compatibility {
         "refresh_returns_refresh_token", "revoked_consent_refresh_error", "pkce_plain_allowed",
         "client_secret_iat_leeway", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
         "authorize_error_status", "strict_redirect_uris", "account_deletion_event_type", "event_time_unit",
-        "revoke_notifies",
+        "revoke_notifies", "revoke_requires_token", "token_content_type_error", "jwks_cache_control",
     ]
 }

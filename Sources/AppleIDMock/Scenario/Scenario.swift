@@ -14,6 +14,8 @@ public struct Scenario: Sendable, Equatable {
     public var compatibility: Compatibility
     /// When set, `/auth/authorize` approves at once as this user (no consent page).
     public var autoApprove: AutoApprove?
+    /// Where the mock clock starts, and whether it stands still.
+    public var clock: ClockSettings = ClockSettings()
 
     /// A scenario from its parts.
     public init(teams: [Team], users: [User], signingKeys: SigningKeys = SigningKeys(), lifetimes: Lifetimes = Lifetimes(),
@@ -24,6 +26,20 @@ public struct Scenario: Sendable, Equatable {
         self.lifetimes = lifetimes
         self.compatibility = compatibility
         self.autoApprove = autoApprove
+    }
+
+    /// The mock clock at start (and after a reset): real time, or a fixed instant, running or frozen.
+    public struct ClockSettings: Sendable, Equatable {
+        /// Seconds since 1970 the clock starts at; nil follows real time.
+        public var start: Int64?
+        /// Whether the clock stands still until moved.
+        public var frozen: Bool
+
+        /// Real time, running; or the given start.
+        public init(start: Int64? = nil, frozen: Bool = false) {
+            self.start = start
+            self.frozen = frozen
+        }
     }
 
     /// A developer team (apple-reference.md §3, §6).
@@ -123,15 +139,40 @@ public struct Scenario: Sendable, Equatable {
         public var directory: String? = SigningKeys.defaultDirectory
         /// Which key signs; nil means the first.
         public var activeKeyID: String?
+        /// Apple's rotation pattern on the mock clock, if any.
+        public var rotation: Rotation?
+
+        /// Rotation as Apple does it (apple-reference.md §1.5 [O]): a new key is published
+        /// `publishAhead` seconds before it starts signing, a new key signs every `every` seconds,
+        /// and a key that stopped signing stays published `retireAfter` seconds more.
+        public struct Rotation: Sendable, Equatable {
+            /// Seconds between activations.
+            public var every: Int
+            /// Seconds a key is published before it signs (at most `every`).
+            public var publishAhead: Int
+            /// Seconds a replaced key stays published.
+            public var retireAfter: Int
+
+            /// A rotation pattern.
+            public init(every: Int, publishAhead: Int, retireAfter: Int) {
+                self.every = every
+                self.publishAhead = publishAhead
+                self.retireAfter = retireAfter
+            }
+
+            /// Most keys the pattern ever publishes at once (it is a scenario rule that this is at most 10).
+            public var publishedAtOnce: Int { (publishAhead + retireAfter) / every + 2 }
+        }
 
         /// The directory the built-in scenario names, relative to the working directory.
         public static let defaultDirectory = "Keys/signing"
 
         /// The defaults.
-        public init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil) {
+        public init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil, rotation: Rotation? = nil) {
             self.count = count
             self.directory = directory
             self.activeKeyID = activeKeyID
+            self.rotation = rotation
         }
     }
 

@@ -1,0 +1,58 @@
+/// An `/auth/authorize` configuration error: never redirected, shown on Apple's error page or,
+/// with `authorize_error_format: "json"`, answered as TN3107 documents (apple-reference.md §2.2).
+public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// How the error is answered: the scenario's `authorize_error_format` and status.
+    public enum Rendering: Sendable, Equatable {
+        /// Apple's HTML page with this status.
+        case page(status: Int)
+        /// TN3107's `{"error": …}` JSON with this status.
+        case json(status: Int)
+        /// 503: the mock is full (not Apple's; a limit of the mock).
+        case unavailable
+    }
+
+    /// Apple's page code (`invalid_request`, `invalid_scope`, …).
+    public var code: String
+    /// Apple's message where known.
+    public var message: String
+    /// The parameter at fault.
+    public var field: String
+    /// TN3107's code for the same fault: `invalid_client` (unknown client), `unauthorized_client`
+    /// (redirect_uri wrong or missing), `invalid_scope`, else `invalid_request`.
+    public var jsonCode: String
+    /// How to answer; set by the domain from the scenario.
+    public var rendering: Rendering = .page(status: 400)
+
+    /// An error with Apple's code, message and the field at fault; the JSON code is the page code.
+    public init(code: String, message: String, field: String, jsonCode: String? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+        self.jsonCode = jsonCode ?? code
+    }
+
+    /// `Invalid client id or web redirect url.` — unknown client, a bundle id, or an
+    /// unregistered return URL (§2.2 [O]).
+    static func clientOrRedirect(_ field: String) -> AuthorizeError {
+        AuthorizeError(code: "invalid_request", message: "Invalid client id or web redirect url.", field: field,
+                       jsonCode: field == "client_id" ? "invalid_client" : "unauthorized_client")
+    }
+
+    /// Apple's general wording for missing or unsupported parameters (§2.2, 2019 [O]).
+    static func unsupported(_ field: String) -> AuthorizeError {
+        AuthorizeError(code: "invalid_request", message: "Request missing required parameter or unsupported parameters or invalid redirect url",
+                       field: field, jsonCode: field == "redirect_uri" ? "unauthorized_client" : "invalid_request")
+    }
+
+    /// The same error answered as `compatibility` says.
+    func rendered(_ compatibility: Compatibility) -> AuthorizeError {
+        guard rendering != .unavailable else { return self }
+        var copy = self
+        copy.rendering = compatibility.authorizeErrorFormat == .json
+            ? .json(status: compatibility.authorizeErrorStatus) : .page(status: compatibility.authorizeErrorStatus)
+        return copy
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code): \(message)" }
+}

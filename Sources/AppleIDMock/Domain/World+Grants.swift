@@ -1,0 +1,246 @@
+import JOSE
+
+/// One sign-in: who, into which client, with what. Web approval, native sign-in and
+/// `/__mock/id-token` all go through `World.grant` (apple-reference.md §1.2, §4, §5).
+public struct GrantRequest: Sendable {
+    /// How the user signed in.
+    public var flow: AuthorizationGrant.Flow
+    /// User id.
+    public var userID: String
+    /// The client.
+    public var clientID: String
+    /// Requested scopes among `name` and `email`.
+    public var scopes: Set<String>
+    /// Hide My Email; nil takes the user's own setting.
+    public var hideEmail: Bool?
+    /// Echoed into the id_token.
+    public var nonce: String?
+    /// Web: the registered return URL the code is bound to.
+    public var redirectURI: String?
+    /// PKCE challenge and method.
+    public var codeChallenge: String?
+    public var codeChallengeMethod: String?
+    /// Whether a code is issued (false for `/__mock/id-token`, which changes nothing).
+    public var issuesCode: Bool = true
+}
+
+/// What `World.grant` decided: the consent, the code, and the claims of the id_token to sign.
+struct GrantResult: Sendable {
+    let user: Scenario.User
+    let entry: ClientDirectory.Entry
+    let consentScopes: Set<String>
+    let hideEmail: Bool
+    let isFirst: Bool
+    let code: String?
+    let claims: IdentityTokenClaims
+    let signingKey: KeyRing.SigningKey?
+}
+
+/// Why a grant was refused; each endpoint words it in its own format.
+enum GrantError: Error, Equatable {
+    case unknownUser(String)
+    case unknownClient(String)
+    case accountDeleted(String)
+    case capacity(CapacityError)
+    case timeOutOfRange
+}
+
+/// What a code exchange or refresh produced.
+struct TokenGrant: Sendable {
+    let accessToken: String
+    let refreshToken: String?
+    let claims: IdentityTokenClaims?
+    let signingKey: KeyRing.SigningKey?
+}
+
+extension World {
+    /// A sign-in: the user's consent for the app group (created on the first authorization,
+    /// one critical section with the check), a code bound to the client, redirect URI and PKCE
+    /// challenge, and the id_token claims.
+    mutating func grant(_ request: GrantRequest, now: Int64) throws(GrantError) -> GrantResult {
+        guard let account = users[request.userID] else { throw .unknownUser(request.userID) }
+        guard !account.deleted else { throw .accountDeleted(request.userID) }
+        guard let entry = context.clients.entry(request.clientID) else { throw .unknownClient(request.clientID) }
+        let user = account.user
+        let key = Consent.Key(teamID: entry.team.teamID, groupID: entry.groupID, userID: user.id)
+        if !request.issuesCode {
+            // `/__mock/id-token`: what a sign-in would give now, changing nothing.
+            let existing = consents[key]
+            let hide = request.hideEmail ?? existing?.hideEmail ?? user.hideEmail
+            var claims = identityClaims(for: entry, user: user, scopes: existing?.scopes ?? ["email"], hideEmail: hide, isFirst: existing == nil, now: now)
+            claims.nonce = request.nonce
+            claims.authTime = now
+            return GrantResult(user: user, entry: entry, consentScopes: existing?.scopes ?? ["email"], hideEmail: hide, isFirst: existing == nil,
+                               code: nil, claims: claims, signingKey: signingKey)
+        }
+        pruneCodes(now: now)
+        guard pendingCodes.count < context.codeCapacity else { throw .capacity(.codes(context.codeCapacity)) }
+        let (consent, isFirst) = authorize(key, scopes: request.scopes.intersection(["name", "email"]),
+                                           hideEmail: request.hideEmail ?? user.hideEmail, now: now)
+        let code: String
+        do {
+            code = try encode(.code, consentID: consent.id, client: entry, now: now)
+        } catch {
+            throw .timeOutOfRange
+        }
+        let lifetime = Int64(context.scenario.lifetimes.authorizationCode)
+        pendingCodes[code] = AuthorizationGrant(clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id,
+                                                teamID: entry.team.teamID, userID: user.id, nonce: request.nonce,
+                                                codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
+                                                authTime: now, expiresAt: now + lifetime, flow: request.flow, isFirstAuthorization: isFirst)
+        var claims = identityClaims(for: entry, user: user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: isFirst, now: now)
+        claims.nonce = request.nonce
+        claims.codeHash = IdentityTokenClaims.halfHash(code)
+        claims.authTime = now
+        if request.flow == .native && isFirst { claims.realUserStatus = user.realUserStatus }
+        return GrantResult(user: user, entry: entry, consentScopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: isFirst,
+                           code: code, claims: claims, signingKey: signingKey)
+    }
+
+    /// The user's consent for the group, created (a first authorization) when absent.
+    private mutating func authorize(_ key: Consent.Key, scopes: Set<String>, hideEmail: Bool, now: Int64) -> (Consent, Bool) {
+        if let existing = consents[key] { return (existing, false) }
+        let consent = Consent(id: nextConsentID, scopes: scopes, hideEmail: hideEmail, grantedAt: now)
+        nextConsentID &+= 1
+        if nextConsentID == 0 { nextConsentID = 1 }
+        consents[key] = consent
+        consentKeys[consent.id] = key
+        endedConsents[key] = nil
+        emit(.consentGranted(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: consent.id))
+        return (consent, true)
+    }
+
+    /// Drops expired codes, at most once per mock second unless `force`d.
+    mutating func pruneCodes(now: Int64, force: Bool = false) {
+        guard force || now != lastPrune else { return }
+        lastPrune = now
+        if pendingCodes.contains(where: { $0.value.expiresAt <= now }) { pendingCodes = pendingCodes.filter { $0.value.expiresAt > now } }
+    }
+
+    /// Pending codes (expired ones linger until the next grant prunes them).
+    var pendingCodeCount: Int { pendingCodes.count }
+
+    // MARK: - /auth/token
+
+    /// Redeems `code` for `entry`: fails when unknown, used, expired, or bound to another client,
+    /// redirect URI or PKCE verifier; only a fully successful redemption consumes the code
+    /// (§1.2, §1.3, §9). A genuine code that is no longer pending and not yet expired was used.
+    mutating func redeem(code: String, entry: ClientDirectory.Entry, redirectURI: String?, verifier: String?, now: Int64) throws(OAuthError) -> TokenGrant {
+        guard let grant = pendingCodes[code] else {
+            if let payload = codec.decode(code), payload.kind == .code,
+               now < payload.issuedAt + Int64(context.scenario.lifetimes.authorizationCode) {
+                throw .codeAlreadyUsed
+            }
+            throw .codeExpired
+        }
+        if now >= grant.expiresAt {
+            pendingCodes[code] = nil
+            throw .codeExpired
+        }
+        if grant.clientID != entry.client.clientID { throw .clientMismatch(entry.client.clientID) }
+        if grant.redirectURI != redirectURI {
+            // Send redirect_uri only when the authorize request had one (§1.3 [D]).
+            guard let redirectURI else { throw .invalidRequest }
+            throw .redirectMismatch(redirectURI)
+        }
+        guard let (_, consent) = self.consent(id: grant.consentID), let account = users[grant.userID], !account.deleted else {
+            throw .codeExpired
+        }
+        if let challenge = grant.codeChallenge {
+            // Apple rejects an exchange without code_verifier once a challenge was sent (§1.2 [O]).
+            guard let verifier, Self.pkceMatches(verifier: verifier, challenge: challenge, method: grant.codeChallengeMethod) else {
+                throw .invalidGrant
+            }
+        }
+        pendingCodes[code] = nil
+        let accessToken: String, refreshToken: String
+        do {
+            accessToken = try encode(.access, consentID: consent.id, client: entry, now: now)
+            refreshToken = try encode(.refresh, consentID: consent.id, client: entry, now: now)
+        } catch {
+            throw .invalidRequest
+        }
+        var claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail,
+                                    isFirst: grant.isFirstAuthorization, now: now)
+        claims.nonce = grant.nonce
+        claims.accessTokenHash = IdentityTokenClaims.halfHash(accessToken)
+        claims.authTime = grant.authTime
+        if grant.flow == .native && grant.isFirstAuthorization { claims.realUserStatus = account.user.realUserStatus }
+        return TokenGrant(accessToken: accessToken, refreshToken: refreshToken, claims: claims, signingKey: signingKey)
+    }
+
+    /// RFC 7636 §4.6: `S256` compares BASE64URL(SHA256(verifier)); `plain` compares as is.
+    static func pkceMatches(verifier: String, challenge: String, method: String?) -> Bool {
+        guard (43...128).contains(verifier.utf8.count) else { return false }
+        switch method {
+        case "S256": return Base64URL.encode(SHA256.hash(Array(verifier.utf8))) == challenge
+        case "plain": return verifier == challenge
+        default: return false
+        }
+    }
+
+    /// A refresh (§1.3): a new access token (and id_token) while the consent lives; the refresh
+    /// token itself is not rotated.
+    func refresh(token: String, entry: ClientDirectory.Entry, now: Int64) throws(OAuthError) -> TokenGrant {
+        guard let payload = codec.decode(token), payload.kind == .refresh, payload.clientTag == entry.tag else { throw .invalidGrant }
+        guard let (key, consent) = self.consent(id: payload.consentID), let account = users[key.userID], !account.deleted else {
+            // Revoked by the app: the token itself is dead. Removed by the user: TN3107 says
+            // invalid_request (open question 7, a knob).
+            if revoked[payload.consentID] == .byUser { throw OAuthError(context.scenario.compatibility.revokedConsentRefreshError) }
+            throw .invalidGrant
+        }
+        let accessToken: String
+        do {
+            accessToken = try encode(.access, consentID: consent.id, client: entry, now: now)
+        } catch {
+            throw .invalidRequest
+        }
+        // After a refresh: no auth_time, no c_hash, no at_hash (§1.3 [O]).
+        let claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: false, now: now)
+        return TokenGrant(accessToken: accessToken, refreshToken: nil, claims: claims, signingKey: signingKey)
+    }
+
+    /// A `client_credentials` access token, for team-transfer migration only (§8 [D]).
+    func clientCredentials(entry: ClientDirectory.Entry, now: Int64) throws(OAuthError) -> String {
+        do {
+            return try encode(.access, consentID: 0, client: entry, now: now)
+        } catch {
+            throw .invalidRequest
+        }
+    }
+
+    /// `/auth/revoke` (§1.4): a token the client owns ends the user's consent for the app group;
+    /// unknown tokens, codes and other clients' tokens change nothing.
+    mutating func revoke(token: String, entry: ClientDirectory.Entry) {
+        guard let payload = codec.decode(token), payload.kind != .code, payload.consentID != 0, payload.clientTag == entry.tag else { return }
+        endConsent(id: payload.consentID, by: .byApp)
+    }
+
+    /// Ends the consent with this id; false when it was already gone.
+    @discardableResult
+    mutating func endConsent(id: UInt32, by who: Consent.Revocation) -> Bool {
+        guard let key = consentKeys.removeValue(forKey: id) else { return false }
+        consents[key] = nil
+        revoked[id] = who
+        endedConsents[key] = who
+        emit(.consentRevoked(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: id, by: who))
+        return true
+    }
+
+    /// Ends every live consent of `userID` (in `teamID` only, when given); returns how many.
+    @discardableResult
+    mutating func endConsents(userID: String, teamID: String? = nil, by who: Consent.Revocation) -> Int {
+        let doomed = consents.filter { $0.key.userID == userID && (teamID == nil || $0.key.teamID == teamID) }.map(\.value.id).sorted()
+        for id in doomed { endConsent(id: id, by: who) }
+        return doomed.count
+    }
+
+    /// The live access token `token` of a client of `teamID`, or nil.
+    func liveAccessToken(_ token: String, teamID: String, now: Int64) -> TokenCodec.Payload? {
+        guard let payload = codec.decode(token), payload.kind == .access,
+              payload.issuedAt + Int64(context.scenario.lifetimes.accessToken) > now,
+              context.clients.entry(tag: payload.clientTag)?.team.teamID == teamID else { return nil }
+        if payload.consentID != 0 && consent(id: payload.consentID) == nil { return nil }
+        return payload
+    }
+}

@@ -1,0 +1,98 @@
+/// Why a key operation was refused; the control API answers 404 or 409 naming the kid.
+public enum KeyOperationError: Error, Equatable, Sendable {
+    /// No key with this kid.
+    case unknown(String)
+    /// A key with this kid exists (or existed) already.
+    case duplicate(String)
+    /// The signing key cannot be retired: activate another first.
+    case retiringActive(String)
+    /// A retired key cannot come back.
+    case retired(String)
+}
+
+extension World {
+    /// The published keys' JWK bytes, in publication order.
+    var publishedJWKs: [[UInt8]] { keys.compactMap { $0.state == .retired ? nil : $0.key?.jwkBytes } }
+
+    /// The published key with this kid.
+    func publishedKey(_ keyID: String) -> KeyRing.SigningKey? {
+        keys.first { $0.keyID == keyID && $0.state != .retired }?.key
+    }
+
+    /// Puts `key` at `/auth/keys` without signing with it.
+    mutating func publish(_ key: KeyRing.SigningKey, now: Int64) throws(KeyOperationError) {
+        guard !keys.contains(where: { $0.keyID == key.keyID }) else { throw .duplicate(key.keyID) }
+        keys.append(KeyRecord(key: key, publishedAt: now, activatedAt: nil))
+        emit(.keyPublished(kid: key.keyID))
+        trimRetiredKeys()
+    }
+
+    /// Makes a published key sign new tokens; the previous signer stays published.
+    mutating func activate(_ keyID: String, now: Int64) throws(KeyOperationError) {
+        guard let index = keys.firstIndex(where: { $0.keyID == keyID }) else { throw .unknown(keyID) }
+        guard keys[index].state != .retired else { throw .retired(keyID) }
+        guard keys[index].state != .active else { return }
+        for other in keys.indices where keys[other].state == .active { keys[other].deactivate() }
+        keys[index].activate(at: now)
+        activeKeyID = keyID
+        emit(.keyActivated(kid: keyID))
+    }
+
+    /// Takes a key off `/auth/keys`: what it signed no longer verifies.
+    mutating func retire(_ keyID: String, now: Int64) throws(KeyOperationError) {
+        guard let index = keys.firstIndex(where: { $0.keyID == keyID }) else { throw .unknown(keyID) }
+        guard keys[index].state != .retired else { throw .retired(keyID) }
+        guard keys[index].state != .active else { throw .retiringActive(keyID) }
+        keys[index].retire(at: now)
+        emit(.keyRetired(kid: keyID))
+    }
+
+    /// Keeps the history of retired keys bounded (the newest 100).
+    private mutating func trimRetiredKeys() {
+        let retired = keys.indices.filter { keys[$0].state == .retired }
+        guard retired.count > 100 else { return }
+        let drop = Set(retired.prefix(retired.count - 100))
+        keys = keys.indices.filter { !drop.contains($0) }.map { keys[$0] }
+    }
+
+    // MARK: - The scenario's rotation pattern
+
+    /// How many new keys the pattern needs at `now` before `advanceSchedule` can apply it.
+    func scheduleNeeds(now: Int64) -> Int {
+        guard let schedule else { return 0 }
+        let at = max(now, schedule.horizon)
+        return schedule.publishedSteps(at: at).filter { schedule.keyIDs[$0] == nil }.count
+    }
+
+    /// Brings the published keys and the signer to what the pattern says at `now`, taking new
+    /// keys from `fresh` (at least `scheduleNeeds(now:)` of them; the rest are left unused).
+    mutating func advanceSchedule(now: Int64, fresh: [KeyRing.SigningKey]) {
+        guard var schedule else { return }
+        let at = max(now, schedule.horizon)
+        var supply = fresh.makeIterator()
+        let published = schedule.publishedSteps(at: at)
+        for step in published where schedule.keyIDs[step] == nil {
+            guard var key = supply.next() else { break }
+            while keys.contains(where: { $0.keyID == key.keyID }) {
+                // A fresh 10-character id that collides is astronomically rare; keep the key, vary the id.
+                key = KeyRing.SigningKey(keyID: context.random.alphanumeric(10), privateKey: key.privateKey)
+            }
+            try? publish(key, now: at)
+            schedule.keyIDs[step] = key.keyID
+        }
+        let activeStep = schedule.activeStep(at: at)
+        if let keyID = schedule.keyIDs[activeStep], activeStep > 0 || activeKeyID == keyID {
+            try? activate(keyID, now: at)
+        }
+        let live = Set(published)
+        for (step, keyID) in schedule.keyIDs where !live.contains(step) && step < activeStep {
+            if keyID != activeKeyID { try? retire(keyID, now: at) }
+            schedule.keyIDs[step] = nil
+            if step == 0 {
+                for extra in schedule.initialExtras where extra != activeKeyID { try? retire(extra, now: at) }
+            }
+        }
+        schedule.horizon = at
+        self.schedule = schedule
+    }
+}

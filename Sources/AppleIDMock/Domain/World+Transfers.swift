@@ -1,0 +1,51 @@
+import JOSE
+
+extension World {
+    /// `POST /auth/usermigrationinfo` (apple-reference.md §8) for an authenticated client of
+    /// `teamID` bearing `bearer`. The sending team posts `sub` and `target` and gets a
+    /// `transfer_sub`; the receiving team posts `transfer_sub` and gets its own `sub` (and the
+    /// relay address when the user hid theirs).
+    mutating func userMigrationInfo(_ form: [String: String], teamID: String, bearer: String?, now: Int64) throws(OAuthError) -> JSONObject {
+        // TN3107: a token that does not match the client's team is invalid_request.
+        guard let bearer, liveAccessToken(bearer, teamID: teamID, now: now) != nil else { throw .invalidRequest }
+        let window = Int64(context.scenario.lifetimes.transferWindow)
+        var answer = JSONObject()
+        if let transferSubject = form["transfer_sub"] {
+            guard let record = transfers[transferSubject], record.toTeam == teamID, now < record.createdAt + window,
+                  let account = users[record.userID], !account.deleted else { throw .invalidRequest }
+            answer["sub"] = .string(Identity.subject(teamID: teamID, userID: account.user.id))
+            if hidEmail(userID: account.user.id, teamID: record.fromTeam) {
+                // Relay addresses are team-scoped (§6): the receiving team gets its own.
+                answer["email"] = .string(Identity.relayAddress(teamID: teamID, userID: account.user.id))
+                answer["is_private_email"] = true
+            }
+            return answer
+        }
+        guard let subject = form["sub"], let target = form["target"] else { throw .invalidRequest }
+        guard target != teamID, context.clients.team(target) != nil, let userID = user(subject: subject, teamID: teamID),
+              consents.keys.contains(where: { $0.userID == userID && $0.teamID == teamID }) else { throw .invalidRequest }
+        answer["transfer_sub"] = .string(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now).transferSubject)
+        return answer
+    }
+
+    /// The record for a user moving between teams, created on first request; the `transfer_sub`
+    /// is one-to-one per (user, target team) and stable across requests (§8). Asking again after
+    /// the window has closed starts a new window (TN3159: transfer again).
+    private mutating func startTransfer(userID: String, fromTeam: String, toTeam: String, now: Int64) -> TransferRecord {
+        let subject = Identity.subject(teamID: "transfer|\(fromTeam)|\(toTeam)", userID: userID)
+        if let existing = transfers[subject], now < existing.createdAt + Int64(context.scenario.lifetimes.transferWindow) { return existing }
+        let record = TransferRecord(userID: userID, fromTeam: fromTeam, toTeam: toTeam, transferSubject: subject, createdAt: now)
+        transfers[subject] = record
+        emit(.transferStarted(userID: userID, fromTeam: fromTeam, toTeam: toTeam))
+        return record
+    }
+
+    /// The user whose `sub` in `teamID` is `subject`.
+    func user(subject: String, teamID: String) -> String? {
+        userOrder.first { Identity.subject(teamID: teamID, userID: $0) == subject }
+    }
+
+    private func hidEmail(userID: String, teamID: String) -> Bool {
+        consents.contains { $0.key.userID == userID && $0.key.teamID == teamID && $0.value.hideEmail }
+    }
+}

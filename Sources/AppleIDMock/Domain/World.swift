@@ -1,0 +1,124 @@
+import JOSE
+
+/// Everything about the mock that changes: consents, pending codes, transfers, users and their
+/// account state, the published keys and the signer, the clock, the token MAC secret. Only
+/// `MockState` holds one, behind one lock; each operation is a `mutating` method here that runs
+/// inside one critical section, so operations are plain functions of (state, input, now) that
+/// tests run without a socket or a lock, and that a state log can replay.
+struct World: Sendable {
+    /// What never changes while the mock runs.
+    let context: DomainContext
+    /// The mock clock.
+    var clock: MockClock
+    /// Mints and reads codes and tokens; its secret is replaced on reset.
+    var codec: TokenCodec
+
+    /// Users by id, and their order (scenario users first, then runtime users as added).
+    var users: [String: UserAccount] = [:]
+    var userOrder: [String] = []
+
+    /// Live consents, by key and by id; how ended ones ended, by id and by key.
+    var consents: [Consent.Key: Consent] = [:]
+    var consentKeys: [UInt32: Consent.Key] = [:]
+    var revoked: [UInt32: Consent.Revocation] = [:]
+    var endedConsents: [Consent.Key: Consent.Revocation] = [:]
+    var nextConsentID: UInt32
+
+    /// Codes issued and not yet redeemed; expired ones are dropped at most once per mock second.
+    var pendingCodes: [String: AuthorizationGrant] = [:]
+    var lastPrune: Int64 = .min
+
+    /// Team transfers by `transfer_sub`.
+    var transfers: [String: TransferRecord] = [:]
+
+    /// Every key the mock has known, in publication order, and the one that signs.
+    var keys: [KeyRecord] = []
+    var activeKeyID: String
+    /// Apple's rotation pattern on the mock clock, when the scenario sets one.
+    var schedule: KeySchedule?
+
+    /// Events of the operation under way; `MockState` takes them when it ends.
+    var pendingEvents: [DomainEvent] = []
+
+    /// The scenario's initial state at mock time `now`.
+    init(context: DomainContext, ring: KeyRing, clock: MockClock, now: Int64, secret: [UInt8], firstConsentID: UInt32) {
+        self.context = context
+        self.clock = clock
+        codec = TokenCodec(secret: secret, random: context.random)
+        nextConsentID = firstConsentID
+        for user in context.scenario.users where users[user.id] == nil {
+            users[user.id] = UserAccount(user: user)
+            userOrder.append(user.id)
+        }
+        for key in ring.keys { keys.append(KeyRecord(key: key, publishedAt: now, activatedAt: key.keyID == ring.activeKey.keyID ? now : nil)) }
+        activeKeyID = ring.activeKey.keyID
+        if let rotation = context.scenario.signingKeys.rotation {
+            schedule = KeySchedule(rotation: rotation, start: now, initialKeys: ring.keys.map(\.keyID), activeKeyID: ring.activeKey.keyID)
+        }
+    }
+
+    /// Records an event of the running operation.
+    mutating func emit(_ event: DomainEvent) {
+        pendingEvents.append(event)
+    }
+
+    // MARK: - Reads every operation shares
+
+    /// The live account of `userID`.
+    func account(_ userID: String) -> UserAccount? { users[userID] }
+
+    /// The live consent with this id.
+    func consent(id: UInt32) -> (key: Consent.Key, consent: Consent)? {
+        guard let key = consentKeys[id], let consent = consents[key], consent.id == id else { return nil }
+        return (key, consent)
+    }
+
+    /// The key that signs now. The active id always names a published key (retiring it is
+    /// refused), so the fallback to the newest published key never runs.
+    var signingKey: KeyRing.SigningKey? {
+        if let record = keys.first(where: { $0.key?.keyID == activeKeyID && $0.state == .active }) { return record.key }
+        return keys.last { $0.state != .retired }?.key
+    }
+
+    /// The address Apple shows the app: the real one, or the team's relay address (§6).
+    func email(for user: Scenario.User, team teamID: String, hidden: Bool) -> String {
+        hidden ? Identity.relayAddress(teamID: teamID, userID: user.id) : user.email
+    }
+
+    /// The live transfer of `userID` into `toTeam`, if any (§8: 60 days).
+    func liveTransfer(userID: String, toTeam: String, now: Int64) -> TransferRecord? {
+        let window = Int64(context.scenario.lifetimes.transferWindow)
+        return transfers.values.first { $0.userID == userID && $0.toTeam == toTeam && now < $0.createdAt + window }
+    }
+
+    /// Claims every id_token for this user and client carries: identity, email, transfer.
+    func identityClaims(for entry: ClientDirectory.Entry, user: Scenario.User, scopes: Set<String>, hideEmail: Bool, isFirst: Bool,
+                        now: Int64) -> IdentityTokenClaims {
+        let scenario = context.scenario
+        var claims = IdentityTokenClaims(issuer: context.issuer, audience: entry.client.clientID,
+                                         subject: Identity.subject(teamID: entry.team.teamID, userID: user.id),
+                                         issuedAt: now, expiresAt: now + Int64(scenario.lifetimes.idToken))
+        if scopes.contains("email") && (isFirst || scenario.compatibility.emailOnLaterLogins) {
+            claims.email = email(for: user, team: entry.team.teamID, hidden: hideEmail)
+        }
+        if let transfer = liveTransfer(userID: user.id, toTeam: entry.team.teamID, now: now) {
+            claims.transferSubject = transfer.transferSubject
+        }
+        return claims
+    }
+
+    /// A token, or a logged 500 for a time the format cannot carry (the clock never gets there).
+    func encode(_ kind: TokenCodec.Kind, consentID: UInt32, client: ClientDirectory.Entry, now: Int64) throws(TokenCodec.TimeOutOfRange) -> String {
+        try codec.encode(.init(kind: kind, consentID: consentID, clientTag: client.tag, issuedAt: now))
+    }
+}
+
+/// What the domain's operations read and never change: the scenario, its clients, the issuer.
+struct DomainContext: Sendable {
+    let scenario: Scenario
+    let clients: ClientDirectory
+    let issuer: String
+    let random: RandomSource
+    /// Most codes held unredeemed at once.
+    let codeCapacity: Int
+}

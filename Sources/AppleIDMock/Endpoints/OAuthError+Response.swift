@@ -1,0 +1,6 @@
+import MiniHTTP
+
+extension OAuthError: HTTPResponseError {
+    /// Apple's 400 with `Cache-Control: no-store` (apple-reference.md §2.1).
+    public var response: HTTPResponse { AppleResponse.noStoreJSON(json, status: .badRequest) }
+}
