@@ -11,11 +11,14 @@ public final class AppleIDMockServer: Sendable {
     public let domain: AppleIDDomain
     /// The address clients use (discovery URLs are built from it).
     public let baseURL: String
+    /// Runs the scenario's key rotation pattern while the clock runs on real time.
+    private let rotation: Task<Void, Never>?
 
-    private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String) {
+    private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String, rotation: Task<Void, Never>?) {
         self.http = http
         self.domain = domain
         self.baseURL = baseURL
+        self.rotation = rotation
     }
 
     /// Loads keys, binds, and starts serving; returns once connections are accepted.
@@ -36,7 +39,18 @@ public final class AppleIDMockServer: Sendable {
         if !isLoopback(server.host) {
             configuration.log("listening on \(server.host), beyond this machine: anyone who can reach the port can mint tokens through /__mock")
         }
-        return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL)
+        var rotation: Task<Void, Never>?
+        if configuration.scenario.signingKeys.rotation != nil {
+            // Once a second: a running clock reaches the pattern's next step without anyone
+            // moving it. Key generation happens here, off the I/O loops.
+            rotation = Task.detached { [state = domain.state] in
+                while !Task.isCancelled {
+                    state.advanceKeySchedule()
+                    try? await Task.sleep(nanoseconds: 1_000_000_000)
+                }
+            }
+        }
+        return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL, rotation: rotation)
     }
 
     /// The mock's route table over a new domain, with no socket: answer requests in memory with
@@ -57,7 +71,10 @@ public final class AppleIDMockServer: Sendable {
     public var listenURL: String { http.url }
 
     /// Stops accepting, finishes in-flight requests; returns at once.
-    public func shutdown() { http.shutdown() }
+    public func shutdown() {
+        rotation?.cancel()
+        http.shutdown()
+    }
 
     /// Blocks until stopped (not for async code).
     public func waitUntilStopped() { http.waitUntilStopped() }
@@ -66,7 +83,10 @@ public final class AppleIDMockServer: Sendable {
     public func stopped() async { await http.stopped() }
 
     /// `shutdown()` and wait.
-    public func stop() { http.stop() }
+    public func stop() {
+        shutdown()
+        http.waitUntilStopped()
+    }
 
     /// The control API's guard: IP literals, localhost, the configured names and the host of the base URL.
     private static func controlGuard(_ configuration: AppleIDMockConfiguration) -> ControlGuard {

@@ -91,6 +91,12 @@ public final class MockState: Sendable {
         return guarded.withLock { $0.world.clock.now(real: real) }
     }
 
+    /// Seconds the mock clock is ahead of real time (behind when negative).
+    public var offsetFromRealTime: Double {
+        let real = realTime()
+        return guarded.withLock { $0.world.clock.now(real: real) } - real
+    }
+
     /// Moves, sets or freezes the clock, then lets the key rotation pattern catch up.
     @discardableResult
     public func moveClock(_ change: ClockChange) throws(MockClock.OutOfRange) -> [DomainEvent] {

@@ -21,6 +21,25 @@ enum Routes {
         router.add(.post, "/__mock/id-token", control.wrap(.deferred(IdentityTokenEndpoint(domain: domain).handle)))
         router.add(.post, "/__mock/authorize", control.wrap(.deferred(HeadlessAuthorizeEndpoint(domain: domain).handle)))
         router.add(.post, "/__mock/sign-in", control.wrap(.deferred(SignInEndpoint(domain: domain).handle)))
+        let clock = ClockEndpoint(domain: domain)
+        router.add(.get, "/__mock/clock", control.wrap(.immediate(clock.show)))
+        // Moving the clock may run the key rotation pattern, which generates RSA keys: deferred.
+        router.add(.post, "/__mock/clock", control.wrap(.deferred(clock.move)))
+        let keys = KeysControlEndpoint(domain: domain)
+        router.add(.get, "/__mock/keys", control.wrap(.immediate(keys.list)))
+        router.add(.post, "/__mock/keys", control.wrap(.deferred(keys.publish)))
+        router.add(.post, "/__mock/keys/rotate", control.wrap(.deferred(keys.rotate)))
+        let users = UsersEndpoint(domain: domain)
+        router.add(.get, "/__mock/users", control.wrap(.deferred(users.list)))
+        router.add(.post, "/__mock/users", control.wrap(.deferred(users.add)))
+        router.add(.post, "/__mock/reset", control.wrap(.deferred(ResetEndpoint(domain: domain).handle)))
+        router.add(.get, "/__mock/credential-state", control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)))
+        // Paths with a kid in them: /__mock/keys/{kid}/activate and /__mock/keys/{kid}.
+        router.setNotFound(.deferred { request in
+            guard request.path.hasPrefix(KeysControlEndpoint.prefix) else { return .plainError(.notFound) }
+            if let refused = control.refusal(request) { return refused }
+            return try keys.route(request) ?? .plainError(.notFound)
+        })
         return router.build()
     }
 }

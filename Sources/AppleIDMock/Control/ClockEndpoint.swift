@@ -1,0 +1,71 @@
+import JOSE
+import MiniHTTP
+
+/// `GET /__mock/clock` and `POST /__mock/clock`: read and move the mock clock. Every lifetime
+/// follows it: codes, access tokens, id_token times, client_secret checks, transfer windows,
+/// the key rotation pattern.
+///
+/// POST takes any of `{"freeze": true|false, "set": "RFC 3339", "advance": seconds}`, applied in
+/// that order (so `{"set": …, "freeze": true}` stops the clock exactly there; `freeze: false`
+/// lets it run last). Answers the clock as GET does.
+struct ClockEndpoint: Sendable {
+    let domain: AppleIDDomain
+
+    /// Largest move at once: a century.
+    static let maxAdvance: Double = 100 * 366 * 86400
+
+    /// `{"epoch": seconds, "frozen": bool, "now": RFC 3339, "offset": seconds from real time}`.
+    func show(_ request: HTTPRequest) -> HTTPResponse {
+        ControlResponse.json(.object(Self.json(domain.state)))
+    }
+
+    /// Moves the clock.
+    func move(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try ControlRequest(request, known: ["advance", "set", "freeze"])
+        let freeze = try body.optionalBool("freeze")
+        var changes: [MockState.ClockChange] = []
+        if freeze == true { changes.append(.freeze(true)) }
+        if let text = try body.optionalString("set", maxBytes: 64) {
+            guard let instant = RFC3339.parse(text) else {
+                throw ControlRequest.Failure(message: "expected an RFC 3339 time such as 2030-01-01T00:00:00Z", field: "set")
+            }
+            changes.append(.set(Double(instant)))
+        }
+        if let value = body.object["advance"], value != .null {
+            let seconds: Double
+            switch value {
+            case .int(let number): seconds = Double(number)
+            case .double(let number): seconds = number
+            default: throw ControlRequest.Failure(message: "expected a number of seconds", field: "advance")
+            }
+            guard seconds.isFinite, abs(seconds) <= Self.maxAdvance else {
+                throw ControlRequest.Failure(message: "expected a number of seconds within a century", field: "advance")
+            }
+            changes.append(.advance(seconds))
+        }
+        if freeze == false { changes.append(.freeze(false)) }
+        guard !changes.isEmpty else { throw ControlRequest.Failure(message: "expected one of advance, set, freeze", field: nil) }
+        for change in changes {
+            do {
+                try domain.state.moveClock(change)
+            } catch {
+                let field = if case .set = change { "set" } else { "advance" }
+                throw ControlRequest.Failure(message: "the clock stays within 1970-01-01T00:00:00Z and \(RFC3339.format(MockClock.representable.upperBound))", field: field)
+            }
+        }
+        return ControlResponse.json(.object(Self.json(domain.state)))
+    }
+
+    /// The clock as JSON.
+    static func json(_ state: MockState) -> JSONObject {
+        let clock = state.clock
+        let now = state.preciseNow
+        let seconds = Int64(now.rounded(.down))
+        var answer = JSONObject()
+        answer["now"] = .string(RFC3339.format(seconds))
+        answer["epoch"] = .int(seconds)
+        answer["frozen"] = .bool(clock.isFrozen)
+        answer["offset"] = .int(Int64(state.offsetFromRealTime.rounded()))
+        return answer
+    }
+}

@@ -1,0 +1,70 @@
+import JOSE
+import MiniHTTP
+
+/// `/__mock/keys`: the signing keys' life as Apple runs it (apple-reference.md §1.5) — publish a
+/// key weeks before it signs, activate it, retire the old one weeks after.
+///
+/// - `GET /__mock/keys` → `{"active_kid", "keys": [{"kid", "state", "published_at", "activated_at", "retired_at"}]}`
+/// - `POST /__mock/keys` `{"kid"?, "pem"?}` → 201 `{"kid", "state": "published"}` (a fresh RSA-2048 key unless `pem`)
+/// - `POST /__mock/keys/rotate` → `{"kid", "previous", "state": "active"}`: publish and activate at once
+/// - `POST /__mock/keys/{kid}/activate` → `{"kid", "state": "active"}`
+/// - `DELETE /__mock/keys/{kid}` → `{"kid", "state": "retired"}`; the signing key → 409
+struct KeysControlEndpoint: Sendable {
+    let domain: AppleIDDomain
+
+    /// The prefix of the per-key routes.
+    static let prefix = "/__mock/keys/"
+
+    /// Lists every key the mock has known.
+    func list(_ request: HTTPRequest) -> HTTPResponse {
+        var answer = JSONObject()
+        answer["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
+        answer["keys"] = .array(domain.state.keys.map { record in
+            var key = JSONObject()
+            key["kid"] = .string(record.keyID)
+            key["state"] = .string(record.state.rawValue)
+            key["published_at"] = .string(RFC3339.format(record.publishedAt))
+            key["activated_at"] = record.activatedAt.map { .string(RFC3339.format($0)) } ?? .null
+            key["retired_at"] = record.retiredAt.map { .string(RFC3339.format($0)) } ?? .null
+            return .object(key)
+        })
+        return ControlResponse.json(.object(answer))
+    }
+
+    /// Publishes a supplied or fresh key.
+    func publish(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try ControlRequest(request, known: ["kid", "pem"])
+        let keyID = try domain.publishKey(keyID: try body.optionalString("kid", maxBytes: 64), pem: try body.optionalString("pem", maxBytes: 64 * 1024))
+        return ControlResponse.json(.object(["kid": .string(keyID), "state": "published"]), status: HTTPStatus(201))
+    }
+
+    /// Publishes a fresh key and makes it sign.
+    func rotate(_ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try ControlRequest(request, known: [])
+        let (keyID, previous) = try domain.rotateKeys()
+        return ControlResponse.json(.object(["kid": .string(keyID), "previous": previous.map(JSONValue.string) ?? .null, "state": "active"]))
+    }
+
+    /// `POST …/{kid}/activate` and `DELETE …/{kid}`; nil for a path that is not a key route.
+    func route(_ request: HTTPRequest) throws -> HTTPResponse? {
+        guard request.path.hasPrefix(Self.prefix) else { return nil }
+        let rest = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard let first = rest.first, !first.isEmpty, rest.count <= 2, let keyID = HTTPForm.percentDecode(String(first)) else { return nil }
+        if rest.count == 2 {
+            guard rest[1] == "activate" else { return nil }
+            guard request.method == .post else { return Self.methodNotAllowed("POST") }
+            _ = try ControlRequest(request, known: [])
+            try domain.activateKey(keyID)
+            return ControlResponse.json(.object(["kid": .string(keyID), "state": "active"]))
+        }
+        guard request.method == .delete else { return Self.methodNotAllowed("DELETE") }
+        try domain.retireKey(keyID)
+        return ControlResponse.json(.object(["kid": .string(keyID), "state": "retired"]))
+    }
+
+    private static func methodNotAllowed(_ allow: String) -> HTTPResponse {
+        var response = ControlResponse.error("method not allowed (allowed: \(allow))", field: nil, status: .methodNotAllowed)
+        response.headers.add("Allow", allow)
+        return response
+    }
+}

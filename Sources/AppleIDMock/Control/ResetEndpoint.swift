@@ -1,0 +1,18 @@
+import JOSE
+import MiniHTTP
+
+/// `POST /__mock/reset`: everything back to the scenario's initial state in one operation —
+/// users, consents, codes, transfers, keys, clock. Codes and tokens from before stop working.
+/// Answers `{"active_kid", "now"}`.
+struct ResetEndpoint: Sendable {
+    let domain: AppleIDDomain
+
+    func handle(_ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try ControlRequest(request, known: [])
+        domain.state.reset()
+        var answer = JSONObject()
+        answer["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
+        answer["now"] = .string(RFC3339.format(domain.state.now))
+        return ControlResponse.json(.object(answer))
+    }
+}

@@ -1,0 +1,51 @@
+import JOSE
+import MiniHTTP
+
+/// `/__mock/users`: users at runtime. A CI suite can give every test a fresh user, so "first
+/// login" never leaks between tests.
+///
+/// - `POST /__mock/users` `{"id", "email", "given_name"?, "family_name"?, "hide_email"?, "real_user_status"?}`
+///   → 201, the user with its `sub` and relay address per team; a duplicate id → 409
+/// - `GET /__mock/users` → `{"users": [...]}`, each with `deleted`
+struct UsersEndpoint: Sendable {
+    let domain: AppleIDDomain
+
+    /// Adds a user.
+    func add(_ request: HTTPRequest) throws -> HTTPResponse {
+        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"])
+        let status = try body.optionalInt("real_user_status") ?? 2
+        guard (0...2).contains(status) else { throw ControlRequest.Failure(message: "expected 0, 1 or 2", field: "real_user_status") }
+        let user = Scenario.User(id: try body.string("id"), email: try body.string("email"),
+                                 givenName: try body.optionalString("given_name", maxBytes: 256) ?? "",
+                                 familyName: try body.optionalString("family_name", maxBytes: 256) ?? "",
+                                 hideEmail: try body.optionalBool("hide_email") ?? false, realUserStatus: Int(status))
+        let added = try domain.addUser(user)
+        return ControlResponse.json(.object(json(UserAccount(user: added, addedAtRuntime: true))), status: HTTPStatus(201))
+    }
+
+    /// Lists the users in order.
+    func list(_ request: HTTPRequest) -> HTTPResponse {
+        ControlResponse.json(.object(["users": .array(domain.state.users.map { .object(json($0)) })]))
+    }
+
+    /// A user with its identifiers in every team.
+    private func json(_ account: UserAccount) -> JSONObject {
+        let user = account.user
+        var object = JSONObject()
+        object["id"] = .string(user.id)
+        object["email"] = .string(user.email)
+        object["given_name"] = .string(user.givenName)
+        object["family_name"] = .string(user.familyName)
+        object["hide_email"] = .bool(user.hideEmail)
+        object["real_user_status"] = .int(Int64(user.realUserStatus))
+        object["deleted"] = .bool(account.deleted)
+        object["teams"] = .array(domain.scenario.teams.map { team in
+            var entry = JSONObject()
+            entry["team_id"] = .string(team.teamID)
+            entry["sub"] = .string(Identity.subject(teamID: team.teamID, userID: user.id))
+            entry["relay_email"] = .string(Identity.relayAddress(teamID: team.teamID, userID: user.id))
+            return .object(entry)
+        })
+        return object
+    }
+}
