@@ -11,6 +11,11 @@ enum CommandLineTool {
     usage: appleid-mock [serve] [options]          run the server (default)
            appleid-mock client-secret [options]    mint an ES256 client_secret JWT
            appleid-mock keys generate --out DIR    make fresh test keys
+           appleid-mock keys [list|rotate|publish|activate KID|retire KID]
+                                                   a running mock's signing keys
+           appleid-mock clock [show|advance S|set TIME|freeze|unfreeze]
+                                                   a running mock's clock
+           appleid-mock reset                      a running mock back to its scenario
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
@@ -28,7 +33,9 @@ enum CommandLineTool {
             switch command {
             case "serve": return try ServeCommand.run(rest, environment: environment)
             case "client-secret": return try ClientSecretCommand.run(rest)
-            case "keys": return try KeysCommand.run(rest)
+            case "keys": return try KeysCommand.run(rest, environment: environment)
+            case "clock": return try ClockCommand.run(rest, environment: environment)
+            case "reset": return try ResetCommand.run(rest, environment: environment)
             case "scenario": return try ScenarioCommand.run(rest)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)

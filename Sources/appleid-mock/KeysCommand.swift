@@ -2,10 +2,22 @@ import AppleIDMock
 import FoundationEssentials
 import JOSE
 
-/// `appleid-mock keys generate`: fresh signing keys and a developer key, test use only.
+/// `appleid-mock keys`: a running mock's signing keys (list, rotate, publish, activate,
+/// retire), or fresh key files for a scenario (generate).
 enum KeysCommand {
     static let usage = """
-    usage: appleid-mock keys generate --out DIR [--count N]
+    usage: appleid-mock keys [list]                 the running mock's keys and their states
+           appleid-mock keys rotate                 publish a fresh key and make it sign
+           appleid-mock keys publish [--kid KID] [--pem FILE]
+                                                    publish a key (fresh unless --pem) without signing
+           appleid-mock keys activate KID           make a published key sign new tokens
+           appleid-mock keys retire KID             take a key off /auth/keys (not the signing one)
+           [--server URL] [--timeout SECONDS]
+           appleid-mock keys generate --out DIR [--count N]
+
+    \(ControlClient.optionsUsage)
+
+    generate (works offline):
 
       --out DIR    where to write: DIR/signing/<kid>.pem (RSA-2048, PKCS#8) and
                    DIR/AuthKey_<KEY_ID>.p8 (P-256); existing files are never overwritten
@@ -15,11 +27,8 @@ enum KeysCommand {
     developer_keys[].public_key. Keys made here are for tests only.
     """
 
-    static func run(_ arguments: [String]) throws -> Int32 {
-        guard arguments.first == "generate" else {
-            if let first = arguments.first, first == "--help" || first == "-h" { throw HelpRequested(usage: usage) }
-            throw UsageError(message: arguments.isEmpty ? "missing subcommand (generate)" : "unknown subcommand \"\(arguments[0])\"", usage: usage)
-        }
+    static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {
+        guard arguments.first == "generate" else { return try control(arguments, environment: environment) }
         let parsed = try ParsedArguments(Array(arguments.dropFirst()), options: ["out", "count"], usage: usage)
         try parsed.requirePositionals(0, usage: usage)
         guard let out = parsed.options["out"] else { throw UsageError(message: "--out is required", usage: usage) }
@@ -38,6 +47,48 @@ enum KeysCommand {
         let developerKey = try P256PrivateKey.generate()
         try write(developerKey.pkcs8PEM, to: join(out, "AuthKey_\(keyID).p8"))
         Output.out("developer key id: \(keyID)\npublic key:\n\(developerKey.publicKey.pem)")
+        return 0
+    }
+
+    /// The subcommands that talk to a running mock.
+    private static func control(_ arguments: [String], environment: [String: String]) throws -> Int32 {
+        let parsed = try ParsedArguments(arguments, options: ControlClient.options.union(["kid", "pem"]), usage: usage)
+        let command = parsed.positionals.first ?? "list"
+        if command != "publish" && (parsed.options["kid"] != nil || parsed.options["pem"] != nil) {
+            throw UsageError(message: "--kid and --pem go with publish", usage: usage)
+        }
+        let client = { () throws -> ControlClient in try ControlClient(parsed, environment: environment, usage: usage) }
+        switch command {
+        case "list":
+            try parsed.requirePositionals(1, usage: usage)
+            Output.out(try client().call("GET", "/__mock/keys"))
+        case "rotate":
+            try parsed.requirePositionals(1, usage: usage)
+            Output.out(try client().call("POST", "/__mock/keys/rotate"))
+        case "publish":
+            try parsed.requirePositionals(1, usage: usage)
+            var body = JSONObject()
+            if let kid = parsed.options["kid"] {
+                guard ScenarioRules.isKeyID(kid) else { throw UsageError(message: "--kid: \(ScenarioRules.keyIDExpectation)", usage: usage) }
+                body["kid"] = .string(kid)
+            }
+            if let path = parsed.options["pem"] {
+                do {
+                    body["pem"] = .string(try BoundedFile.text(path, limit: 64 * 1024))
+                } catch {
+                    throw UsageError(message: "--pem \(path): \(error.message)", usage: usage)
+                }
+            }
+            Output.out(try client().call("POST", "/__mock/keys", body: body))
+        case "activate", "retire":
+            try parsed.requirePositionals(2, usage: usage)
+            guard parsed.positionals.count == 2 else { throw UsageError(message: "\(command) needs a KID", usage: usage) }
+            let kid = parsed.positionals[1]
+            guard ScenarioRules.isKeyID(kid) else { throw UsageError(message: "KID: \(ScenarioRules.keyIDExpectation)", usage: usage) }
+            Output.out(command == "activate" ? try client().call("POST", "/__mock/keys/\(kid)/activate") : try client().call("DELETE", "/__mock/keys/\(kid)"))
+        default:
+            throw UsageError(message: "unknown subcommand \"\(command)\"", usage: usage)
+        }
         return 0
     }
 

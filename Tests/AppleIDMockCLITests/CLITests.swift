@@ -132,7 +132,7 @@ final class CLITests: XCTestCase {
 
         XCTAssertEqual(try CLIProcess.run(["keys", "generate", "--out", directory, "--count", "11"]).status, 2)
         XCTAssertEqual(try CLIProcess.run(["keys", "generate"]).status, 2)
-        XCTAssertEqual(try CLIProcess.run(["keys", "rotate"]).status, 2)
+        XCTAssertEqual(try CLIProcess.run(["keys", "bogus"]).status, 2)
     }
 
     func testServe_StartsWithFreshInMemoryKeys_WhenRunOutsideTheRepository() throws {

@@ -1,0 +1,94 @@
+import AppleIDMock
+import Foundation
+import JOSE
+import MiniHTTPTesting
+import XCTest
+
+/// `appleid-mock clock`, `keys` and `reset` against a running mock, as processes: exit 0 with the
+/// server's JSON, 2 for bad arguments, 1 when the server refuses or cannot be reached.
+final class ControlCommandTests: XCTestCase {
+    private var server: CLIProcess.Server!
+    private var url = ""
+
+    override func setUpWithError() throws {
+        server = try CLIProcess.Server(["--port", "0"])
+        url = "http://127.0.0.1:\(try XCTUnwrap(server.port, server.firstLine))"
+    }
+
+    override func tearDown() {
+        server?.stop()
+    }
+
+    private func run(_ arguments: [String]) throws -> CLIProcess.Result {
+        try CLIProcess.run(arguments + ["--server", url])
+    }
+
+    private func json(_ result: CLIProcess.Result, file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
+        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+        guard case .object(let object) = try JSONParser.parse(Array(result.stdout.utf8)) else { throw JOSEError.malformedJWS("not an object") }
+        return object
+    }
+
+    func testClock_ShowsSetsFreezesAndAdvances() throws {
+        XCTAssertEqual(try json(try run(["clock"]))["frozen"], false)
+        let set = try json(try run(["clock", "set", "2030-01-01T00:00:00Z"]))
+        XCTAssertEqual(set["now"], "2030-01-01T00:00:00Z")
+        XCTAssertEqual(try json(try run(["clock", "freeze"]))["frozen"], true)
+        let advanced = try json(try run(["clock", "advance", "301"]))
+        XCTAssertEqual(advanced["now"], "2030-01-01T00:05:01Z")
+        XCTAssertEqual(advanced["epoch"], .int(1_893_456_301))
+        XCTAssertEqual(try json(try run(["clock", "advance", "-1"]))["now"], "2030-01-01T00:05:00Z")
+        XCTAssertEqual(try json(try run(["clock", "unfreeze"]))["frozen"], false)
+        XCTAssertEqual(try json(try run(["clock", "show"]))["frozen"], false)
+    }
+
+    func testClock_RejectsBadArgumentsWithExitTwo_AndServerRefusalWithExitOne() throws {
+        for arguments in [["clock", "advance"], ["clock", "advance", "soon"], ["clock", "set", "tomorrow"], ["clock", "spin"], ["clock", "freeze", "now"]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertTrue(result.stderr.hasPrefix("appleid-mock: "), result.stderr)
+        }
+        let refused = try run(["clock", "set", "2200-01-01T00:00:00Z"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stderr,
+                       "appleid-mock: the mock answered 400: {\"error\":\"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z\",\"field\":\"set\"}\n")
+        let unreachable = try CLIProcess.run(["clock", "--server", "http://127.0.0.1:1", "--timeout", "2"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertTrue(unreachable.stderr.hasPrefix("appleid-mock: cannot reach http://127.0.0.1:1: "), unreachable.stderr)
+    }
+
+    func testKeys_ListRotatePublishActivateRetire() throws {
+        let listed = try json(try run(["keys"]))
+        XCTAssertEqual(listed["active_kid"], "W2ek7HdPaL")
+        let rotated = try json(try run(["keys", "rotate"]))
+        XCTAssertEqual(rotated["previous"], "W2ek7HdPaL")
+        let fresh = try XCTUnwrap(rotated["kid"]?.stringValue)
+        XCTAssertEqual(fresh.count, 10)
+        XCTAssertEqual(try json(try run(["keys", "list"]))["active_kid"], .string(fresh))
+        XCTAssertEqual(try json(try run(["keys", "retire", "W2ek7HdPaL"]))["state"], "retired")
+        let published = try json(try run(["keys", "publish", "--kid", "Custom1", "--pem", CLIProcess.root + "/Keys/signing/Ymq4vB9xTz.pem"]))
+        XCTAssertEqual(published["kid"], "Custom1")
+        XCTAssertEqual(try json(try run(["keys", "activate", "Custom1"]))["state"], "active")
+        let keys = try RawHTTPClient(port: try XCTUnwrap(server.port)).roundTrip("GET", "/auth/keys").text
+        XCTAssertTrue(keys.contains("\"kid\":\"Custom1\""))
+        XCTAssertFalse(keys.contains("W2ek7HdPaL"))
+        // Refused twins: the signing key cannot be retired; an unknown kid is the server's 404.
+        let active = try run(["keys", "retire", "Custom1"])
+        XCTAssertEqual(active.status, 1)
+        XCTAssertTrue(active.stderr.hasPrefix("appleid-mock: the mock answered 409: "), active.stderr)
+        XCTAssertEqual(try run(["keys", "activate", "Nope1"]).status, 1)
+        for arguments in [["keys", "activate"], ["keys", "retire", "bad-kid!"], ["keys", "publish", "--pem", "/nonexistent.pem"], ["keys", "spin"],
+                          ["keys", "list", "--kid", "Custom2"]] {
+            XCTAssertEqual(try run(arguments).status, 2, "\(arguments)")
+        }
+    }
+
+    func testReset_ReturnsTheScenariosKeysAndClock() throws {
+        _ = try json(try run(["keys", "rotate"]))
+        _ = try json(try run(["clock", "set", "2030-01-01T00:00:00Z"]))
+        let reset = try json(try run(["reset"]))
+        XCTAssertEqual(reset["active_kid"], "W2ek7HdPaL")
+        XCTAssertNotEqual(reset["now"], "2030-01-01T00:00:00Z")
+        XCTAssertEqual(try run(["reset", "extra"]).status, 2)
+    }
+}
