@@ -152,6 +152,22 @@ final class AuthorizeErrorTests: XCTestCase {
         try assertAccepted(server, valid)
     }
 
+    func testAuthorize_StrictRedirectURIs_RefusesNonConformingReturnURLsPerRequest() throws {
+        let server = try startFrozenMock { configuration in
+            configuration.scenario.compatibility.strictRedirectURIs = true
+            configuration.scenario.teams[0].clients[1].redirectURIs += ["https://10.0.0.1/cb", "https://app.example.com/cb#x"]
+        }
+        defer { server.stop() }
+        for uri in [webRedirect, "https://10.0.0.1/cb", "https://app.example.com/cb#x"] {
+            assertAuthorizeErrorPage(try server.authorizePage(with("redirect_uri", uri)), code: "invalid_request", message: "Invalid web redirect url.")
+        }
+        try assertAccepted(server, with("redirect_uri", otherWebRedirect))
+        // Off (the default), the same localhost callback is fine.
+        let relaxed = try startFrozenMock()
+        defer { relaxed.stop() }
+        try assertAccepted(relaxed, with("redirect_uri", webRedirect))
+    }
+
     func testAuthorize_ConsentPost_RevalidatesTheRequest() throws {
         let server = try startFrozenMock()
         defer { server.stop() }

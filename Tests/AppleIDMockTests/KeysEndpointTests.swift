@@ -64,6 +64,23 @@ final class KeysEndpointTests: XCTestCase {
         XCTAssertEqual(head.headers["Content-Length"], "\(get.body.count)")
     }
 
+    func testKeysEndpoint_SendsTheCacheControlKnob_NoCacheByDefault() throws {
+        let server = try startMock()
+        defer { server.stop() }
+        XCTAssertEqual(try server.get("/auth/keys").headers.values("Cache-Control"), ["no-cache"])
+        let custom = try startMock { $0.scenario.compatibility.jwksCacheControl = "public, max-age=60" }
+        defer { custom.stop() }
+        XCTAssertEqual(try custom.get("/auth/keys").headers.values("Cache-Control"), ["public, max-age=60"])
+        let none = try startMock { $0.scenario.compatibility.jwksCacheControl = nil }
+        defer { none.stop() }
+        XCTAssertEqual(try none.get("/auth/keys").headers.values("Cache-Control"), [])
+        // A value that is no header value is refused at load.
+        var bad = Scenario.default
+        bad.compatibility.jwksCacheControl = "no-cache\r\nX-Evil: 1"
+        XCTAssertEqual((assertThrows(try Scenario.load(json: Array(bad.prettyJSON.utf8))) as? ScenarioError)?.problems.first?.path,
+                       "compatibility.jwks_cache_control")
+    }
+
     func testKeysEndpoint_GeneratesMissingKeys_WhenDirectoryHoldsFewer() throws {
         let server = try startMock { $0.scenario.signingKeys.count = 4 }
         defer { server.stop() }

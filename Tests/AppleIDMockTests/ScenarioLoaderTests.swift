@@ -107,24 +107,17 @@ final class ScenarioLoaderTests: XCTestCase {
                        ["auto_approve.user: expected the id of a user in users, found \"mallory\""])
     }
 
-    func testScenario_StrictRedirectURIsEnforcesApplesRules_OnlyWhenOn() throws {
-        // Off (default): the built-in http://localhost callback is accepted.
+    func testScenario_StrictRedirectURIs_LoadsEitherWay_TheRuleHoldsPerRequest() throws {
+        // The knob governs authorize requests (AuthorizeErrorTests); a scenario loads either way,
+        // so the built-in localhost callback can stay registered while strict mode is tried.
         XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(defaultObject()))))
-        let strict = editing(["compatibility", "strict_redirect_uris"], true)
-        XCTAssertEqual(problems(strict), ["teams[0].clients[1].redirect_uris[1]: expected an https URL (strict_redirect_uris is on)"])
-        var ip = editing(["compatibility", "strict_redirect_uris"], true)
-        guard case .array(var teams) = ip["teams"], case .object(var team) = teams[0], case .array(var clients) = team["clients"],
-              case .object(var web) = clients[1] else { return XCTFail("shape") }
-        web["redirect_uris"] = ["https://10.0.0.1/cb", "https://localhost/cb", "https://app.example.com/cb#x", "https://app.example.com/ok"]
-        clients[1] = .object(web)
-        team["clients"] = .array(clients)
-        teams[0] = .object(team)
-        ip["teams"] = .array(teams)
-        XCTAssertEqual(problems(ip), [
-            "teams[0].clients[1].redirect_uris[0]: expected a domain name, not an IP address (strict_redirect_uris is on)",
-            "teams[0].clients[1].redirect_uris[1]: expected a domain name, not localhost (strict_redirect_uris is on)",
-            "teams[0].clients[1].redirect_uris[2]: expected no #fragment (strict_redirect_uris is on)",
-        ])
+        XCTAssertTrue(try Scenario.load(json: JSONWriter.compact(.object(editing(["compatibility", "strict_redirect_uris"], true))))
+            .compatibility.strictRedirectURIs)
+        XCTAssertEqual(ScenarioRules.strictRedirectURI("http://app.example.com/cb"), "expected an https URL (strict_redirect_uris is on)")
+        XCTAssertEqual(ScenarioRules.strictRedirectURI("https://10.0.0.1/cb"), "expected a domain name, not an IP address (strict_redirect_uris is on)")
+        XCTAssertEqual(ScenarioRules.strictRedirectURI("https://localhost/cb"), "expected a domain name, not localhost (strict_redirect_uris is on)")
+        XCTAssertEqual(ScenarioRules.strictRedirectURI("https://app.example.com/cb#x"), "expected no #fragment (strict_redirect_uris is on)")
+        XCTAssertNil(ScenarioRules.strictRedirectURI("https://app.example.com/ok"))
     }
 
     func testScenario_ReportsEveryProblemAtOnce() {

@@ -201,7 +201,8 @@ extension Scenario {
         return AutoApprove(user: reader.string(object, "user", at: path), hideEmail: hide)
     }
 
-    /// Rules that span several objects: unique ids, references, strict redirect URIs.
+    /// Rules that span several objects: unique ids, references. (`strict_redirect_uris` holds
+    /// per authorize request, as Apple's rule does, so a scenario loads either way.)
     private static func crossCheck(_ scenario: Scenario, teamItems: [(JSONValue, String)], userItems: [(JSONValue, String)], _ reader: ScenarioReader) {
         var teamIDs = Set<String>()
         var clientIDs = Set<String>()
@@ -234,11 +235,6 @@ extension Scenario {
                     }
                 } else if client.kind == .servicesID {
                     reader.report("\(clientPath).primary_app_id", "missing required key (a Services ID is grouped with a primary App ID)")
-                }
-                if scenario.compatibility.strictRedirectURIs {
-                    for (uriIndex, uri) in client.redirectURIs.enumerated() {
-                        if let message = ScenarioRules.strictRedirectURI(uri) { reader.report("\(clientPath).redirect_uris[\(uriIndex)]", message) }
-                    }
                 }
             }
         }

@@ -51,7 +51,7 @@ public enum ScenarioRules {
 
     /// Apple's own rules for return URLs (apple-reference.md §1.2): https, a domain name (no IP
     /// address, no localhost), no fragment.
-    static func strictRedirectURI(_ value: String) -> String? {
+    public static func strictRedirectURI(_ value: String) -> String? {
         guard let url = URL(string: value), let host = url.host?.lowercased() else { return "expected an absolute URL" }
         if url.scheme?.lowercased() != "https" { return "expected an https URL (strict_redirect_uris is on)" }
         if host == "localhost" || host.hasSuffix(".localhost") { return "expected a domain name, not localhost (strict_redirect_uris is on)" }
