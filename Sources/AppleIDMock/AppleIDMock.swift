@@ -40,11 +40,12 @@ public final class AppleIDMockServer: Sendable {
             configuration.log("listening on \(server.host), beyond this machine: anyone who can reach the port can mint tokens through /__mock")
         }
         var rotation: Task<Void, Never>?
-        if configuration.scenario.signingKeys.rotation != nil {
-            // Once a second: a running clock reaches the pattern's next step without anyone
-            // moving it. Key generation happens here, off the I/O loops.
+        if configuration.scenario.signingKeys.rotation != nil || !configuration.scenario.events.isEmpty {
+            // Once a second: a running clock reaches the pattern's next step and the timeline's
+            // next event without anyone moving it. Key generation happens here, off the I/O loops.
             rotation = Task.detached { [state = domain.state] in
                 while !Task.isCancelled {
+                    state.tick()
                     state.advanceKeySchedule()
                     try? await Task.sleep(nanoseconds: 1_000_000_000)
                 }

@@ -68,7 +68,7 @@ final class ScenarioLoaderTests: XCTestCase {
         var object = defaultObject()
         object["colour"] = "blue"
         XCTAssertEqual(problems(object), [
-            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock)",
+            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events)",
         ])
         let nested = editing(["users", 0, "nickname"], "al")
         XCTAssertEqual(problems(nested).first?.hasPrefix("users[0].nickname: unknown key"), true)

@@ -45,13 +45,12 @@ struct ClockEndpoint: Sendable {
         }
         if freeze == false { changes.append(.freeze(false)) }
         guard !changes.isEmpty else { throw ControlRequest.Failure(message: "expected one of advance, set, freeze", field: nil) }
-        for change in changes {
-            do {
-                try domain.state.moveClock(change)
-            } catch {
-                let field = if case .set = change { "set" } else { "advance" }
-                throw ControlRequest.Failure(message: "the clock stays within 1970-01-01T00:00:00Z and \(RFC3339.format(MockClock.representable.upperBound))", field: field)
-            }
+        do {
+            try domain.state.moveClock(changes)
+        } catch {
+            // All changes or none: find the one that leaves the range, for the message's field.
+            let field = changes.contains { if case .set(let instant) = $0 { Double(MockClock.representable.upperBound) < instant } else { false } } ? "set" : "advance"
+            throw ControlRequest.Failure(message: "the clock stays within 1970-01-01T00:00:00Z and \(RFC3339.format(MockClock.representable.upperBound))", field: field)
         }
         return ControlResponse.json(.object(Self.json(domain.state)))
     }

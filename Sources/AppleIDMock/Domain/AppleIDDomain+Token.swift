@@ -63,6 +63,6 @@ extension AppleIDDomain {
             if scenario.compatibility.revokeRequiresToken { throw .invalidRequest }
             return
         }
-        state.perform { world, _ in world.revoke(token: token, entry: entry) }
+        state.perform { world, now in world.revoke(token: token, entry: entry, now: now) }
     }
 }

@@ -48,33 +48,86 @@ public final class MockState: Sendable {
     @discardableResult
     func perform<T, E: Error>(_ operation: (inout World, Int64) throws(E) -> T) throws(E) -> (T, [DomainEvent]) {
         let real = realTime()
-        return try guarded.withLock { (guarded: inout Guarded) throws(E) -> (T, [DomainEvent]) in
+        let outcome = try guarded.withLock { (guarded: inout Guarded) throws(E) -> (T, [DomainEvent]) in
             let now = guarded.world.clock.seconds(real: real)
             guarded.world.pendingEvents = []
+            // The scenario's timeline fires as the clock passes it, before anything else happens then.
+            guarded.world.fireTimeline(now: now)
+            let timelineEvents = guarded.world.pendingEvents
             let result: T
             do throws(E) {
                 result = try operation(&guarded.world, now)
             } catch {
+                // A refused operation changes nothing; timeline events fired before it stand.
+                guarded.world.pendingEvents = timelineEvents
+                record(&guarded, guarded.world.pendingEvents, real: real)
                 guarded.world.pendingEvents = []
                 throw error
             }
             let events = guarded.world.pendingEvents
             guarded.world.pendingEvents = []
-            // A reset moves the clock: its events carry the new time.
-            let at = guarded.world.clock.seconds(real: real)
-            for event in events {
-                guarded.sequence += 1
-                guarded.events.append(RecordedEvent(sequence: guarded.sequence, at: at, event: event))
-            }
-            if guarded.events.count > Self.eventCapacity { guarded.events.removeFirst(guarded.events.count - Self.eventCapacity) }
+            _ = timelineEvents
+            record(&guarded, events, real: real)
             return (result, events)
         }
+        notifyOutbox()
+        return outcome
+    }
+
+    /// Keeps `events` in the recent-events log (a reset moves the clock: its events carry the new time).
+    private func record(_ guarded: inout Guarded, _ events: [DomainEvent], real: Double) {
+        let at = guarded.world.clock.seconds(real: real)
+        for event in events {
+            guarded.sequence += 1
+            guarded.events.append(RecordedEvent(sequence: guarded.sequence, at: at, event: event))
+        }
+        if guarded.events.count > Self.eventCapacity { guarded.events.removeFirst(guarded.events.count - Self.eventCapacity) }
     }
 
     /// Runs `read` at mock time now without changing anything.
     func read<T>(_ read: (World, Int64) -> T) -> T {
         let real = realTime()
         return guarded.withLock { guarded in read(guarded.world, guarded.world.clock.seconds(real: real)) }
+    }
+
+    // MARK: - Notifications
+
+    /// Called (outside the lock) after every operation; the deliverer uses it to wake up.
+    private let outboxListener = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Registers the one function told that the outbox may hold notifications.
+    public func onOutbox(_ listener: @escaping @Sendable () -> Void) {
+        outboxListener.withLock { $0 = listener }
+    }
+
+    private func notifyOutbox() {
+        outboxListener.withLock { $0 }?()
+    }
+
+    /// Takes every queued notification, and those that found the outbox full.
+    public func takeOutbox() -> (queued: [PendingNotification], dropped: [PendingNotification], droppedUncounted: Int) {
+        guarded.withLock { guarded in
+            defer {
+                guarded.world.outbox = []
+                guarded.world.droppedNotifications = []
+                guarded.world.droppedUncounted = 0
+            }
+            return (guarded.world.outbox, guarded.world.droppedNotifications, guarded.world.droppedUncounted)
+        }
+    }
+
+    /// The key that signs id_tokens now, which signs notifications too (§7).
+    public var signingKey: KeyRing.SigningKey? { read { world, _ in world.signingKey } }
+
+    /// Applies an account event (§7) and queues its notification.
+    public func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) {
+        guard let entry = context.clients.entry(clientID) else {
+            throw AccountEventError(status: 404, message: "no client \"\(clientID)\" in the scenario", field: "client_id")
+        }
+        try perform { world, now throws(AccountEventError) in
+            guard let (userID, _) = world.resolveUser(user) else { throw AccountEventError(status: 404, message: "no user \"\(user)\"", field: "user") }
+            try world.accountEvent(type, userID: userID, entry: entry, now: now)
+        }
     }
 
     // MARK: - Clock
@@ -100,17 +153,35 @@ public final class MockState: Sendable {
     /// Moves, sets or freezes the clock, then lets the key rotation pattern catch up.
     @discardableResult
     public func moveClock(_ change: ClockChange) throws(MockClock.OutOfRange) -> [DomainEvent] {
+        try moveClock([change])
+    }
+
+    /// Applies `changes` in order as one operation: all of them, or none when one leaves the
+    /// clock's range.
+    @discardableResult
+    public func moveClock(_ changes: [ClockChange]) throws(MockClock.OutOfRange) -> [DomainEvent] {
         let real = realTime()
         var (_, events) = try perform { (world: inout World, _: Int64) throws(MockClock.OutOfRange) in
-            switch change {
-            case .advance(let seconds): try world.clock.advance(by: seconds, real: real)
-            case .set(let instant): try world.clock.set(to: instant, real: real)
-            case .freeze(let frozen): world.clock.setFrozen(frozen, real: real)
+            var clock = world.clock
+            for change in changes {
+                switch change {
+                case .advance(let seconds): try clock.advance(by: seconds, real: real)
+                case .set(let instant): try clock.set(to: instant, real: real)
+                case .freeze(let frozen): clock.setFrozen(frozen, real: real)
+                }
             }
-            world.emit(.clockChanged(now: world.clock.seconds(real: real), frozen: world.clock.isFrozen))
+            world.clock = clock
+            world.emit(.clockChanged(now: clock.seconds(real: real), frozen: clock.isFrozen))
         }
+        events += tick()
         events += advanceKeySchedule()
         return events
+    }
+
+    /// An operation that does nothing but let the scenario's timeline fire up to now.
+    @discardableResult
+    public func tick() -> [DomainEvent] {
+        perform { _, _ in }.1
     }
 
     /// A change to the clock.

@@ -211,9 +211,17 @@ extension World {
 
     /// `/auth/revoke` (§1.4): a token the client owns ends the user's consent for the app group;
     /// unknown tokens, codes and other clients' tokens change nothing.
-    mutating func revoke(token: String, entry: ClientDirectory.Entry) {
-        guard let payload = codec.decode(token), payload.kind != .code, payload.consentID != 0, payload.clientTag == entry.tag else { return }
-        endConsent(id: payload.consentID, by: .byApp)
+    mutating func revoke(token: String, entry: ClientDirectory.Entry, now: Int64) {
+        guard let payload = codec.decode(token), payload.kind != .code, payload.consentID != 0, payload.clientTag == entry.tag,
+              let key = consentKeys[payload.consentID], endConsent(id: payload.consentID, by: .byApp) else { return }
+        // §1.4 [U]: whether Apple also notifies the app of its own revocation is a knob.
+        if context.scenario.compatibility.revokeNotifies {
+            var event = JSONObject()
+            event["type"] = "consent-revoked"
+            event["sub"] = .string(Identity.subject(teamID: key.teamID, userID: key.userID))
+            event["event_time"] = .int(context.scenario.compatibility.eventTimeUnit == .milliseconds ? now * 1000 : now)
+            queueNotification(event: event, entry: entry, userID: key.userID, now: now)
+        }
     }
 
     /// Ends the consent with this id; false when it was already gone.

@@ -71,6 +71,9 @@ extension World {
         let at = max(now, schedule.horizon)
         var supply = fresh.makeIterator()
         let published = schedule.publishedSteps(at: at)
+        // All or nothing: with too few fresh keys (another caller applied first, or generation
+        // failed) the pattern waits for the next call rather than half-apply.
+        guard published.filter({ schedule.keyIDs[$0] == nil }).count <= fresh.count else { return }
         for step in published where schedule.keyIDs[step] == nil {
             guard var key = supply.next() else { break }
             while keys.contains(where: { $0.keyID == key.keyID }) {
@@ -86,7 +89,9 @@ extension World {
         }
         let live = Set(published)
         for (step, keyID) in schedule.keyIDs where !live.contains(step) && step < activeStep {
-            if keyID != activeKeyID { try? retire(keyID, now: at) }
+            // A key made to sign by hand stays until it no longer signs.
+            guard keyID != activeKeyID else { continue }
+            try? retire(keyID, now: at)
             schedule.keyIDs[step] = nil
             if step == 0 {
                 for extra in schedule.initialExtras where extra != activeKeyID { try? retire(extra, now: at) }

@@ -37,6 +37,15 @@ struct World: Sendable {
     /// Apple's rotation pattern on the mock clock, when the scenario sets one.
     var schedule: KeySchedule?
 
+    /// Mock time the state began at (start or reset): the scenario timeline counts from it.
+    let start: Int64
+    /// The next scenario timeline event to fire.
+    var nextTimelineEvent = 0
+    /// Notifications decided and not yet taken by the deliverer; and those that found it full.
+    var outbox: [PendingNotification] = []
+    var droppedNotifications: [PendingNotification] = []
+    var droppedUncounted = 0
+
     /// Events of the operation under way; `MockState` takes them when it ends.
     var pendingEvents: [DomainEvent] = []
 
@@ -44,6 +53,7 @@ struct World: Sendable {
     init(context: DomainContext, ring: KeyRing, clock: MockClock, now: Int64, secret: [UInt8], firstConsentID: UInt32) {
         self.context = context
         self.clock = clock
+        start = now
         codec = TokenCodec(secret: secret, random: context.random)
         nextConsentID = firstConsentID
         for user in context.scenario.users where users[user.id] == nil {

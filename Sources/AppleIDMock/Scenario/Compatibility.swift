@@ -69,6 +69,21 @@ public struct Compatibility: Sendable, Equatable {
     /// [O]); the exact value is unknown.
     public var jwksCacheControl: String? = "no-cache"
 
+    /// How the notification JWT carries `events`: a JSON-encoded string as real payloads do
+    /// (§7 [O]), or an object as Apple's examples show.
+    public var eventsClaimFormat: EventsClaimFormat = .string
+    /// Seconds to wait before each retry of a notification the receiver refused, did not answer
+    /// in time, or answered with a non-2xx status (Apple's schedule is undocumented, §7 [U]).
+    public var notificationRetryDelays: [Int] = [1, 2, 4, 8, 16]
+
+    /// The shape of the notification's `events` claim.
+    public enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {
+        /// `"events": "{\"type\":…}"`.
+        case string
+        /// `"events": {"type": …}`.
+        case object
+    }
+
     /// Today's Apple.
     public init() {}
 }

@@ -39,6 +39,14 @@ extension Scenario {
         clockObject["start"] = clock.start.map { .string(RFC3339.format($0)) } ?? .null
         clockObject["frozen"] = .bool(clock.frozen)
         top["clock"] = .object(clockObject)
+        top["events"] = .array(events.map { event in
+            var object = JSONObject()
+            object["at"] = .int(Int64(event.at))
+            object["type"] = .string(event.type)
+            object["user"] = .string(event.user)
+            object["client_id"] = .string(event.clientID)
+            return .object(object)
+        })
         return .object(top)
     }
 
@@ -62,6 +70,7 @@ extension Scenario.Team {
             entry["type"] = .string(client.kind.rawValue)
             entry["redirect_uris"] = .array(client.redirectURIs.map(JSONValue.string))
             entry["primary_app_id"] = client.primaryAppID.map(JSONValue.string) ?? .null
+            entry["notification_url"] = client.notificationURL.map(JSONValue.string) ?? .null
             return .object(entry)
         })
         object["notification_url"] = notificationURL.map(JSONValue.string) ?? .null
@@ -104,6 +113,8 @@ extension Compatibility {
         object["revoke_requires_token"] = .bool(revokeRequiresToken)
         object["token_content_type_error"] = .string(tokenContentTypeError)
         object["jwks_cache_control"] = jwksCacheControl.map(JSONValue.string) ?? .null
+        object["events_claim_format"] = .string(eventsClaimFormat.rawValue)
+        object["notification_retry_delays"] = .array(notificationRetryDelays.map { .int(Int64($0)) })
         return .object(object)
     }
 }

@@ -46,7 +46,7 @@ extension Scenario {
     private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
         let root = "$"
         guard let top = reader.object(document, at: root,
-                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock"]) else {
+                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events"]) else {
             return Scenario(teams: [], users: [])
         }
         let teamItems = reader.array(top, "teams", at: root, required: true)
@@ -61,6 +61,9 @@ extension Scenario {
         if let value = top["compatibility"] { scenario.compatibility = readCompatibility(value, at: "compatibility", reader) }
         if let value = top["auto_approve"], value != .null { scenario.autoApprove = readAutoApprove(value, at: "auto_approve", reader) }
         if let value = top["clock"] { scenario.clock = readClock(value, at: "clock", reader) }
+        let eventItems = reader.array(top, "events", at: root, required: false)
+        if eventItems.count > 1000 { reader.report("events", "expected at most 1000 events") }
+        scenario.events = eventItems.prefix(1000).compactMap { readTimelineEvent($0.0, at: $0.1, reader) }
         crossCheck(scenario, teamItems: teamItems, userItems: userItems, reader)
         return scenario
     }
@@ -79,7 +82,7 @@ extension Scenario {
     }
 
     private static func readClient(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Client? {
-        guard let object = reader.object(value, at: path, known: ["client_id", "type", "redirect_uris", "primary_app_id"]) else { return nil }
+        guard let object = reader.object(value, at: path, known: ["client_id", "type", "redirect_uris", "primary_app_id", "notification_url"]) else { return nil }
         let clientID = reader.string(object, "client_id", at: path, check: ScenarioRules.clientID)
         let kind = reader.choice(object, "type", at: path, default: Client.Kind.appID)
         if object["type"] == nil { reader.report(ScenarioReader.child(path, "type"), "missing required key") }
@@ -92,7 +95,8 @@ extension Scenario {
             return uri
         }
         let primary = reader.optionalString(object, "primary_app_id", at: path)
-        return Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary)
+        let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.absoluteURL)
+        return Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary, notificationURL: notificationURL)
     }
 
     private static func readUser(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> User? {
@@ -130,6 +134,14 @@ extension Scenario {
             reader.report(path, "expected a pattern that publishes at most 10 keys at once ((publish_ahead + retire_after) / every + 2), found \(rotation.publishedAtOnce)")
         }
         return rotation
+    }
+
+    private static func readTimelineEvent(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> TimelineEvent? {
+        guard let object = reader.object(value, at: path, known: ["at", "type", "user", "client_id"]) else { return nil }
+        if object["at"] == nil { reader.report(ScenarioReader.child(path, "at"), "missing required key") }
+        let at = reader.int(object, "at", at: path, default: 0, range: 0...(3660 * 86400))
+        let type = reader.string(object, "type", at: path) { AccountEventType(name: $0) == nil ? "expected \(AccountEventType.names)" : nil }
+        return TimelineEvent(at: at, type: type, user: reader.string(object, "user", at: path), clientID: reader.string(object, "client_id", at: path))
     }
 
     private static func readClock(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> ClockSettings {
@@ -183,6 +195,17 @@ extension Scenario {
         }
         knobs.eventTimeUnit = reader.choice(object, "event_time_unit", at: path, default: knobs.eventTimeUnit)
         knobs.revokeNotifies = reader.bool(object, "revoke_notifies", at: path, default: knobs.revokeNotifies)
+        knobs.eventsClaimFormat = reader.choice(object, "events_claim_format", at: path, default: knobs.eventsClaimFormat)
+        if let value = object["notification_retry_delays"] {
+            let here = ScenarioReader.child(path, "notification_retry_delays")
+            if case .array(let items) = value, items.count <= 10,
+               case let delays = items.compactMap({ item -> Int? in if case .int(let n) = item, (0...3600).contains(n) { Int(n) } else { nil } }),
+               delays.count == items.count {
+                knobs.notificationRetryDelays = delays
+            } else {
+                reader.report(here, "expected an array of at most 10 delays in seconds, each from 0 to 3600")
+            }
+        }
         knobs.revokeRequiresToken = reader.bool(object, "revoke_requires_token", at: path, default: knobs.revokeRequiresToken)
         knobs.tokenContentTypeError = reader.string(object, "token_content_type_error", at: path, default: knobs.tokenContentTypeError) {
             ["invalid_request", "invalid_client"].contains($0) ? nil : "expected \"invalid_request\" or \"invalid_client\""
@@ -238,12 +261,26 @@ extension Scenario {
                 }
             }
         }
+        for (teamIndex, team) in scenario.teams.enumerated() {
+            for (clientIndex, client) in team.clients.enumerated() where client.notificationURL != nil && (client.kind != .appID || client.primaryAppID != nil) {
+                reader.report("teams[\(teamIndex)].clients[\(clientIndex)].notification_url",
+                              "expected only on a primary App ID (an app_id without primary_app_id): the URL belongs to the app group")
+            }
+        }
         var userIDs = Set<String>()
         for (index, user) in scenario.users.enumerated() where !user.id.isEmpty && !userIDs.insert(user.id).inserted {
             reader.report("users[\(index)].id", "duplicate user id \"\(user.id)\"")
         }
         if let auto = scenario.autoApprove, !auto.user.isEmpty, !userIDs.contains(auto.user) {
             reader.report("auto_approve.user", "expected the id of a user in users, found \"\(auto.user)\"")
+        }
+        for (index, event) in scenario.events.enumerated() {
+            if !event.user.isEmpty && !userIDs.contains(event.user) && !ScenarioRules.isSubject(event.user) {
+                reader.report("events[\(index)].user", "expected the id of a user in users, or a sub")
+            }
+            if !event.clientID.isEmpty && !clientIDs.contains(event.clientID) {
+                reader.report("events[\(index)].client_id", "expected the client_id of a client in teams")
+            }
         }
         if let active = scenario.signingKeys.activeKeyID, !ScenarioRules.isKeyID(active) {
             reader.report("signing_keys.active_kid", ScenarioRules.keyIDExpectation)
@@ -259,5 +296,6 @@ extension Compatibility {
         "client_secret_iat_leeway", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
         "authorize_error_status", "strict_redirect_uris", "account_deletion_event_type", "event_time_unit",
         "revoke_notifies", "revoke_requires_token", "token_content_type_error", "jwks_cache_control",
+        "events_claim_format", "notification_retry_delays",
     ]
 }

@@ -16,6 +16,33 @@ public struct Scenario: Sendable, Equatable {
     public var autoApprove: AutoApprove?
     /// Where the mock clock starts, and whether it stands still.
     public var clock: ClockSettings = ClockSettings()
+    /// Account events that happen on their own as the mock clock passes them.
+    public var events: [TimelineEvent] = []
+
+    /// An account event at a fixed point of the mock clock.
+    public struct TimelineEvent: Sendable, Equatable {
+        /// Seconds after the clock's start (or a reset).
+        public var at: Int
+        /// `consent-revoked`, `account-delete`/`account-deleted`, `email-disabled`, `email-enabled`.
+        public var type: String
+        /// User id or `sub`.
+        public var user: String
+        /// A client of the app group the event concerns.
+        public var clientID: String
+
+        /// An event from its parts.
+        public init(at: Int, type: String, user: String, clientID: String) {
+            self.at = at
+            self.type = type
+            self.user = user
+            self.clientID = clientID
+        }
+    }
+
+    /// The server-to-server notification URL of an app group: its primary App ID's, else the team's (§7).
+    public func notificationURL(group groupID: String, team: Team) -> String? {
+        team.clients.first { $0.clientID == groupID }?.notificationURL ?? team.notificationURL
+    }
 
     /// A scenario from its parts.
     public init(teams: [Team], users: [User], signingKeys: SigningKeys = SigningKeys(), lifetimes: Lifetimes = Lifetimes(),
@@ -94,13 +121,16 @@ public struct Scenario: Sendable, Equatable {
         public var redirectURIs: [String]
         /// For a Services ID, the App ID it is grouped under (consent is shared with it).
         public var primaryAppID: String?
+        /// On a primary App ID: where its app group's server-to-server notifications go (§7).
+        public var notificationURL: String?
 
         /// A client from its parts.
-        public init(clientID: String, kind: Kind, redirectURIs: [String] = [], primaryAppID: String? = nil) {
+        public init(clientID: String, kind: Kind, redirectURIs: [String] = [], primaryAppID: String? = nil, notificationURL: String? = nil) {
             self.clientID = clientID
             self.kind = kind
             self.redirectURIs = redirectURIs
             self.primaryAppID = primaryAppID
+            self.notificationURL = notificationURL
         }
     }
 

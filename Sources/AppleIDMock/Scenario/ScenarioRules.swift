@@ -28,6 +28,14 @@ public enum ScenarioRules {
             ? nil : "expected 1 to 64 letters, digits, '.', '-' or '_'"
     }
 
+    /// Apple's `sub` shape: `NNNNNN.<32 hex>.NNNN` (apple-reference.md §4).
+    static func isSubject(_ value: String) -> Bool {
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 3 && parts[0].utf8.count == 6 && parts[0].utf8.allSatisfy { (48...57).contains($0) }
+            && parts[1].utf8.count == 32 && parts[1].utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+            && parts[2].utf8.count == 4 && parts[2].utf8.allSatisfy { (48...57).contains($0) }
+    }
+
     /// A plausible email address: one `@` with text on both sides.
     static func email(_ value: String) -> String? {
         let parts = value.split(separator: "@", omittingEmptySubsequences: false)
