@@ -9,11 +9,11 @@ let package = Package(
         .executable(name: "appleid-mock", targets: ["appleid-mock"]),
     ],
     targets: [
-        // OpenSSL 3 (libssl-dev) for JOSE's crypto.
+        // OpenSSL 3 (libssl-dev): JOSE's crypto, and MiniHTTP's TLS (its OpenSSL/ folder only).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System headers Glibc's module does not export (epoll, eventfd, accept4).
         .systemLibrary(name: "CMiniHTTP"),
-        .target(name: "MiniHTTP", dependencies: ["CMiniHTTP"]),
+        .target(name: "MiniHTTP", dependencies: ["CMiniHTTP", "COpenSSL"]),
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
         .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"]),
         .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE"]),

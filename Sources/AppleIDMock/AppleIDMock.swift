@@ -11,14 +11,22 @@ public final class AppleIDMockServer: Sendable {
     public let domain: AppleIDDomain
     /// The address clients use (discovery URLs are built from it).
     public let baseURL: String
+    /// Server-to-server notifications: their delivery and log.
+    public let notifications: NotificationDeliverer
     /// Runs the scenario's key rotation pattern while the clock runs on real time.
     private let rotation: Task<Void, Never>?
+    private let notificationGrace: Double
+    private let log: @Sendable (String) -> Void
 
-    private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String, rotation: Task<Void, Never>?) {
+    private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String, notifications: NotificationDeliverer, rotation: Task<Void, Never>?,
+                 configuration: AppleIDMockConfiguration) {
         self.http = http
         self.domain = domain
         self.baseURL = baseURL
+        self.notifications = notifications
         self.rotation = rotation
+        notificationGrace = configuration.notificationShutdownGrace
+        log = configuration.log
     }
 
     /// Loads keys, binds, and starts serving; returns once connections are accepted.
@@ -28,10 +36,13 @@ public final class AppleIDMockServer: Sendable {
         var http = configuration.http
         http.host = configuration.host
         http.port = configuration.port
+        let notifications = makeDeliverer(domain, configuration)
         let server: HTTPServer
         do {
-            server = try HTTPServer.start(configuration: http, routes: Routes.table(domain: domain, site: site, control: controlGuard(configuration)))
+            server = try HTTPServer.start(configuration: http, routes: Routes.table(domain: domain, site: site, control: controlGuard(configuration),
+                                                                                   notifications: notifications))
         } catch {
+            notifications.stop(grace: 0)
             throw .bind(error)
         }
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
@@ -51,7 +62,8 @@ public final class AppleIDMockServer: Sendable {
                 }
             }
         }
-        return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL, rotation: rotation)
+        return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL, notifications: notifications, rotation: rotation,
+                                 configuration: configuration)
     }
 
     /// The mock's route table over a new domain, with no socket: answer requests in memory with
@@ -83,10 +95,28 @@ public final class AppleIDMockServer: Sendable {
     /// Suspends until stopped.
     public func stopped() async { await http.stopped() }
 
-    /// `shutdown()` and wait.
+    /// `shutdown()` and wait; queued notifications get their grace period, and what is still
+    /// undelivered is listed on the log.
     public func stop() {
         shutdown()
         http.waitUntilStopped()
+        finishNotifications()
+    }
+
+    /// Gives queued notifications their grace period, then lists what was not delivered.
+    public func finishNotifications() {
+        for record in notifications.stop(grace: notificationGrace) {
+            log("notification \(record.id) (\(record.notification.event["type"]?.stringValue ?? "?") for \(record.notification.userID)) to \(record.notification.url ?? "-") undelivered after \(record.attempts.count) attempts")
+        }
+    }
+
+    private static func makeDeliverer(_ domain: AppleIDDomain, _ configuration: AppleIDMockConfiguration) -> NotificationDeliverer {
+        let transport = HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
+                                                  responseTimeout: configuration.notificationResponseTimeout)
+        return NotificationDeliverer(mockState: domain.state, transport: transport, retryDelays: domain.scenario.compatibility.notificationRetryDelays,
+                                     workers: 4, realTime: configuration.realTime, log: configuration.log) { name, body in
+            LoopThread.start(name: name, body)
+        }
     }
 
     /// The control API's guard: IP literals, localhost, the configured names and the host of the base URL.

@@ -29,6 +29,14 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Most authorization codes held unredeemed at once; beyond it sign-ins are refused with a
     /// 503 until codes are redeemed or expire (probe finding F5).
     public var maxPendingCodes: Int = 100_000
+    /// PEM CA certificates `https` notification receivers are checked against; nil uses the
+    /// system store.
+    public var notificationCAFile: String?
+    /// Seconds a notification receiver has to accept the connection, and then to answer.
+    public var notificationConnectTimeout: Double = 5
+    public var notificationResponseTimeout: Double = 10
+    /// Seconds queued notifications get to go out when the mock stops.
+    public var notificationShutdownGrace: Double = 3
     /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
     /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
     public var allowedHosts: [String] = []

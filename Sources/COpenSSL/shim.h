@@ -1,7 +1,7 @@
 #ifndef APPLEIDMOCK_COPENSSL_SHIM_H
 #define APPLEIDMOCK_COPENSSL_SHIM_H
 
-// The only C the JOSE target sees. Macros and variadic functions are wrapped in
+// The only C the JOSE target (crypto) and MiniHTTP's OpenSSL/ folder (TLS) see. Macros and variadic functions are wrapped in
 // `static inline` functions because Swift cannot import them.
 
 #include <openssl/bio.h>
@@ -14,7 +14,18 @@
 #include <openssl/param_build.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
+
+/// SSL_set_tlsext_host_name (SNI) is a macro over SSL_ctrl.
+static inline long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+
+/// SSL_CTX_set_min_proto_version is a macro over SSL_CTX_ctrl.
+static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
+}
 
 /// BIO_get_mem_data is a macro over BIO_ctrl.
 static inline long shim_BIO_get_mem_data(BIO *bio, char **data) {

@@ -16,6 +16,8 @@ enum CommandLineTool {
            appleid-mock clock [show|advance S|set TIME|freeze|unfreeze]
                                                    a running mock's clock
            appleid-mock reset                      a running mock back to its scenario
+           appleid-mock event TYPE --user U --client ID
+                                                   a user revokes, deletes, disables relay mail
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
@@ -36,6 +38,7 @@ enum CommandLineTool {
             case "keys": return try KeysCommand.run(rest, environment: environment)
             case "clock": return try ClockCommand.run(rest, environment: environment)
             case "reset": return try ResetCommand.run(rest, environment: environment)
+            case "event": return try EventCommand.run(rest, environment: environment)
             case "scenario": return try ScenarioCommand.run(rest)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)

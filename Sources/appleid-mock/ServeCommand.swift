@@ -7,6 +7,7 @@ enum ServeCommand {
     static let usage = """
     usage: appleid-mock [serve] [--scenario FILE] [--host HOST] [--port PORT] [--keys DIR]
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
+                        [--notification-ca FILE]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -21,7 +22,11 @@ enum ServeCommand {
                         (/__mock) answers besides IP addresses, localhost and
                         the --base-url host, e.g. a Docker service name
 
-    SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish.
+      --notification-ca FILE  PEM CA certificates https notification     APPLEID_MOCK_NOTIFICATION_CA
+                        receivers are checked against (default: the system store)
+
+    SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
+    get a few seconds more, and any still undelivered are listed on stderr.
 
     Prints exactly one line, "listening on http://HOST:PORT", once it accepts connections.
     """
@@ -29,7 +34,7 @@ enum ServeCommand {
     static let options: [String: String] = [
         "scenario": "APPLEID_MOCK_SCENARIO", "host": "APPLEID_MOCK_HOST", "port": "APPLEID_MOCK_PORT",
         "keys": "APPLEID_MOCK_KEYS", "issuer": "APPLEID_MOCK_ISSUER", "base-url": "APPLEID_MOCK_BASE_URL",
-        "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS",
+        "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -72,6 +77,14 @@ enum ServeCommand {
             }
             configuration.keysDirectory = keys
         }
+        if let ca = parsed.options["notification-ca"] {
+            do {
+                _ = try BoundedFile.read(ca, limit: 4 * 1024 * 1024)
+            } catch {
+                throw UsageError(message: "--notification-ca \(ca): \(error.message)", usage: usage)
+            }
+            configuration.notificationCAFile = ca
+        }
         if let issuer = parsed.options["issuer"] {
             guard URL(string: issuer)?.scheme != nil else { throw UsageError(message: "--issuer expects an absolute URL, got \"\(issuer)\"", usage: usage) }
             configuration.issuer = issuer
@@ -104,6 +117,7 @@ enum ServeCommand {
         sigwait(&stopSignals, &received)
         server.shutdown()
         server.waitUntilStopped()
+        server.finishNotifications()
         return 0
     }
 

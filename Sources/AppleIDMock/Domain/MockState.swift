@@ -48,7 +48,9 @@ public final class MockState: Sendable {
     @discardableResult
     func perform<T, E: Error>(_ operation: (inout World, Int64) throws(E) -> T) throws(E) -> (T, [DomainEvent]) {
         let real = realTime()
+        var queued = false
         let outcome = try guarded.withLock { (guarded: inout Guarded) throws(E) -> (T, [DomainEvent]) in
+            defer { queued = !guarded.world.outbox.isEmpty || !guarded.world.droppedNotifications.isEmpty }
             let now = guarded.world.clock.seconds(real: real)
             guarded.world.pendingEvents = []
             // The scenario's timeline fires as the clock passes it, before anything else happens then.
@@ -70,7 +72,7 @@ public final class MockState: Sendable {
             record(&guarded, events, real: real)
             return (result, events)
         }
-        notifyOutbox()
+        if queued { notifyOutbox() }
         return outcome
     }
 

@@ -3,7 +3,7 @@ import MiniHTTP
 /// The one list of every path the mock serves.
 enum Routes {
     /// Builds the immutable route table over `domain`.
-    static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard) -> RouteTable {
+    static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard, notifications: NotificationDeliverer? = nil) -> RouteTable {
         var router = Router()
         // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
@@ -34,6 +34,10 @@ enum Routes {
         router.add(.post, "/__mock/users", control.wrap(.deferred(users.add)))
         router.add(.post, "/__mock/reset", control.wrap(.deferred(ResetEndpoint(domain: domain).handle)))
         router.add(.get, "/__mock/credential-state", control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)))
+        router.add(.post, "/__mock/events", control.wrap(.deferred(EventsEndpoint(domain: domain, notifications: notifications).handle)))
+        let log = NotificationsEndpoint(notifications: notifications)
+        router.add(.get, "/__mock/notifications", control.wrap(.deferred(log.list)))
+        router.add(.delete, "/__mock/notifications", control.wrap(.deferred(log.clear)))
         // Paths with a kid in them: /__mock/keys/{kid}/activate and /__mock/keys/{kid}.
         router.setNotFound(.deferred { request in
             guard request.path.hasPrefix(KeysControlEndpoint.prefix) else { return .plainError(.notFound) }

@@ -4,7 +4,7 @@ import Glibc
 /// Starts a detached POSIX thread running `body`. The server uses this rather than Foundation's
 /// `Thread` so that the product links FoundationEssentials only (no ICU, no libcurl): that
 /// keeps a mock's idle memory small.
-enum LoopThread {
+public enum LoopThread {
     private final class Start {
         let name: String
         let body: () -> Void
@@ -12,7 +12,7 @@ enum LoopThread {
     }
 
     /// Runs `body` on a new thread named `name` (truncated to the kernel's 15 bytes).
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { argument in

@@ -1,0 +1,38 @@
+import JOSE
+import MiniHTTP
+
+/// `GET /__mock/notifications[?after=ID&wait=S]`: the delivery log — each notification's id,
+/// event, target URL, JWT and decoded claims, attempts and outcome. With `wait`, holds the
+/// request up to S seconds (at most 60) until a notification after ID has settled, so a test
+/// awaits delivery without sleeping. `DELETE /__mock/notifications` clears settled records.
+struct NotificationsEndpoint: Sendable {
+    let notifications: NotificationDeliverer?
+
+    func list(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        var after: UInt64 = 0
+        var wait: Double = 0
+        for (name, value) in query {
+            switch name {
+            case "after":
+                guard let number = UInt64(value) else { throw ControlRequest.Failure(message: "expected a notification id", field: "after") }
+                after = number
+            case "wait":
+                guard let seconds = Double(value), seconds.isFinite, (0...60).contains(seconds) else {
+                    throw ControlRequest.Failure(message: "expected seconds from 0 to 60", field: "wait")
+                }
+                wait = seconds
+            default:
+                throw ControlRequest.Failure(message: "unknown parameter (expected after, wait)", field: name)
+            }
+        }
+        guard let notifications else { return ControlResponse.json(.object(["notifications": .array([])])) }
+        let records = wait > 0 ? await notifications.await(after: after, seconds: wait) : notifications.records(after: after)
+        return ControlResponse.json(.object(["notifications": .array(records.map { .object($0.json) })]))
+    }
+
+    func clear(_ request: HTTPRequest) throws -> HTTPResponse {
+        notifications?.clear()
+        return ControlResponse.json(.object(["notifications": .array([])]))
+    }
+}

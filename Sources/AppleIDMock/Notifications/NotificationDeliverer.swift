@@ -1,0 +1,202 @@
+import Dispatch
+import FoundationEssentials
+import JOSE
+import Synchronization
+
+/// Sends one notification body to a URL and says how it went; the mock's outbound HTTP client.
+public protocol NotificationTransport: Sendable {
+    /// POSTs `body` (JSON) to `url`; blocking, bounded by the transport's own timeouts.
+    func post(url: String, body: [UInt8]) -> NotificationRecord.Attempt
+}
+
+/// Delivers server-to-server notifications off the request path and off the I/O loops: takes
+/// them from the state owner's outbox, signs each once with the key that signs id_tokens,
+/// POSTs `{"payload": "<JWT>"}` on its own worker threads, retries with the scenario's backoff
+/// on refusal, timeout or non-2xx, and keeps a bounded delivery log (apple-reference.md §7).
+public final class NotificationDeliverer: Sendable {
+    private struct State {
+        var records: [NotificationRecord] = []
+        var nextID: UInt64 = 1
+        var running = true
+        var inFlight = 0
+    }
+
+    /// Most records kept; the oldest settled ones go first.
+    public static let logCapacity = 10_000
+
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let mockState: MockState
+    private let transport: any NotificationTransport
+    private let retryDelays: [Int]
+    private let realTime: @Sendable () -> Double
+    private let log: @Sendable (String) -> Void
+    private let stoppedWorkers = DispatchGroup()
+
+    /// A deliverer for `mockState`'s outbox, with `workers` threads started by `startThread`.
+    init(mockState: MockState, transport: any NotificationTransport, retryDelays: [Int], workers: Int,
+         realTime: @escaping @Sendable () -> Double, log: @escaping @Sendable (String) -> Void,
+         startThread: (String, @escaping @Sendable () -> Void) -> Void) {
+        self.mockState = mockState
+        self.transport = transport
+        self.retryDelays = retryDelays
+        self.realTime = realTime
+        self.log = log
+        mockState.onOutbox { [weak self] in self?.collect() }
+        for index in 0..<max(1, workers) {
+            stoppedWorkers.enter()
+            startThread("notify-\(index)") { [self] in
+                work()
+                stoppedWorkers.leave()
+            }
+        }
+    }
+
+    // MARK: - Log
+
+    /// The records with an id above `after`, oldest first.
+    public func records(after: UInt64 = 0) -> [NotificationRecord] {
+        state.withLock { $0.records.filter { $0.id > after } }
+    }
+
+    /// Forgets every settled record (pending ones go on).
+    public func clear() {
+        state.withLock { $0.records.removeAll { $0.isSettled } }
+    }
+
+    /// Waits up to `seconds` for a record above `after` to settle; returns the records above it.
+    public func await(after: UInt64, seconds: Double) async -> [NotificationRecord] {
+        let deadline = realTime() + seconds
+        while true {
+            let found = records(after: after)
+            if found.contains(where: \.isSettled) || realTime() >= deadline || Task.isCancelled { return found }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+
+    // MARK: - Delivery
+
+    /// Moves whatever the outbox holds into the log and wakes a worker.
+    func collect() {
+        let (queued, dropped, uncounted) = mockState.takeOutbox()
+        guard !queued.isEmpty || !dropped.isEmpty || uncounted > 0 else { return }
+        let now = realTime()
+        state.withLock { state in
+            for notification in dropped {
+                append(&state, NotificationRecord(id: state.nextID, notification: notification, outcome: .dropped, dueAt: now))
+            }
+            for notification in queued {
+                let outcome: NotificationRecord.Outcome = notification.url == nil ? .noURL : .pending
+                append(&state, NotificationRecord(id: state.nextID, notification: notification, outcome: outcome, dueAt: now))
+            }
+        }
+        if !dropped.isEmpty || uncounted > 0 {
+            log("notification outbox full: \(dropped.count + uncounted) notifications dropped")
+        }
+        if !queued.isEmpty { wakeup.signal() }
+    }
+
+    private func append(_ state: inout State, _ record: NotificationRecord) {
+        state.nextID += 1
+        state.records.append(record)
+        if state.records.count > Self.logCapacity, let oldest = state.records.firstIndex(where: \.isSettled) {
+            state.records.remove(at: oldest)
+        }
+    }
+
+    /// One worker: takes the earliest due notification, attempts it, records the attempt.
+    private func work() {
+        while true {
+            let now = realTime()
+            let next: (index: Int, record: NotificationRecord)?? = state.withLock { state in
+                guard state.running else { return .some(nil) }
+                guard let index = state.records.indices.filter({ state.records[$0].outcome == .pending && !Self.claimed(state.records[$0]) })
+                    .min(by: { state.records[$0].dueAt < state.records[$1].dueAt }) else { return nil }
+                guard state.records[index].dueAt <= now else { return nil }
+                state.records[index].dueAt = .infinity
+                state.inFlight += 1
+                return (index, state.records[index])
+            }
+            guard let taken = next else {
+                _ = wakeup.wait(timeout: .now() + .milliseconds(Int(nextWait(now: now) * 1000)))
+                // A safety net: notifications queued by an operation that then failed wait no longer than this.
+                collect()
+                continue
+            }
+            guard let (_, record) = taken else { return }
+            // Others may be due too: let another worker look.
+            wakeup.signal()
+            attempt(record)
+        }
+    }
+
+    private static func claimed(_ record: NotificationRecord) -> Bool { record.dueAt == .infinity }
+
+    /// Seconds until the next pending record is due (at most one second).
+    private func nextWait(now: Double) -> Double {
+        state.withLock { state in
+            let due = state.records.filter { $0.outcome == .pending && !Self.claimed($0) }.map(\.dueAt).min() ?? now + 1
+            return max(0.001, min(1, due - now))
+        }
+    }
+
+    private func attempt(_ record: NotificationRecord) {
+        var jwt = record.jwt
+        if jwt == nil, let key = mockState.signingKey {
+            jwt = try? CompactJWS.signRS256(payload: JSONWriter.compact(.object(record.notification.claims)), kid: key.keyID, key: key.privateKey).compact
+        }
+        let result: NotificationRecord.Attempt
+        if let jwt, let url = record.notification.url {
+            var body = JSONObject()
+            body["payload"] = .string(jwt)
+            result = transport.post(url: url, body: JSONWriter.compact(.object(body)))
+        } else {
+            result = NotificationRecord.Attempt(at: realTime(), status: nil, error: "no signing key is published")
+        }
+        state.withLock { state in
+            state.inFlight -= 1
+            guard let index = state.records.firstIndex(where: { $0.id == record.id }) else { return }
+            state.records[index].jwt = jwt
+            state.records[index].attempts.append(result)
+            let tries = state.records[index].attempts.count
+            if let status = result.status, (200..<300).contains(status) {
+                state.records[index].outcome = .delivered
+            } else if tries > retryDelays.count || !state.running {
+                state.records[index].outcome = state.running ? .failed : .abandoned
+            } else {
+                state.records[index].dueAt = realTime() + Double(retryDelays[tries - 1])
+            }
+        }
+    }
+
+    // MARK: - Stopping
+
+    /// Stops after giving queued deliveries up to `grace` seconds; returns what was still
+    /// undelivered (also marked abandoned in the log).
+    @discardableResult
+    public func stop(grace: Double) -> [NotificationRecord] {
+        collect()
+        let deadline = realTime() + grace
+        while realTime() < deadline {
+            let busy = state.withLock { state in state.inFlight > 0 || state.records.contains { $0.outcome == .pending && $0.dueAt <= deadline } }
+            guard busy else { break }
+            wakeup.signal()
+            usleepSeconds(0.02)
+        }
+        let left = state.withLock { state -> [NotificationRecord] in
+            state.running = false
+            var left: [NotificationRecord] = []
+            for index in state.records.indices where state.records[index].outcome == .pending {
+                state.records[index].outcome = .abandoned
+                left.append(state.records[index])
+            }
+            return left
+        }
+        for _ in 0..<16 { wakeup.signal() }
+        return left
+    }
+
+    private func usleepSeconds(_ seconds: Double) {
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(Int(seconds * 1000)))
+    }
+}

@@ -1,0 +1,34 @@
+import AppleIDMock
+import JOSE
+
+/// `appleid-mock event TYPE --user U --client ID`: a user's action at Apple, on a running mock.
+enum EventCommand {
+    static let usage = """
+    usage: appleid-mock event TYPE --user USER --client CLIENT_ID [--server URL] [--timeout SECONDS]
+
+      TYPE               consent-revoked, account-delete (or account-deleted),
+                         email-disabled, email-enabled
+      --user USER        a user id or sub
+      --client ID        a client of the app group concerned
+
+    \(ControlClient.optionsUsage)
+
+    The state changes at once and the app group's notification is queued; prints
+    {"notification", "type", "user"}. Await delivery with GET /__mock/notifications?after=ID&wait=S.
+    """
+
+    static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {
+        let parsed = try ParsedArguments(arguments, options: ControlClient.options.union(["user", "client"]), usage: usage)
+        try parsed.requirePositionals(1, usage: usage)
+        guard let type = parsed.positionals.first else { throw UsageError(message: "missing TYPE", usage: usage) }
+        guard AccountEventType(name: type) != nil else { throw UsageError(message: "unknown event type \"\(type)\"", usage: usage) }
+        guard let user = parsed.options["user"] else { throw UsageError(message: "--user is required", usage: usage) }
+        guard let client = parsed.options["client"] else { throw UsageError(message: "--client is required", usage: usage) }
+        var body = JSONObject()
+        body["type"] = .string(type)
+        body["user"] = .string(user)
+        body["client_id"] = .string(client)
+        Output.out(try ControlClient(parsed, environment: environment, usage: usage).call("POST", "/__mock/events", body: body))
+        return 0
+    }
+}
