@@ -7,7 +7,7 @@ enum ServeCommand {
     static let usage = """
     usage: appleid-mock [serve] [--scenario FILE] [--host HOST] [--port PORT] [--keys DIR]
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
-                        [--notification-ca FILE]
+                        [--notification-ca FILE] [--notification-timeout SECONDS]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -24,6 +24,8 @@ enum ServeCommand {
 
       --notification-ca FILE  PEM CA certificates https notification     APPLEID_MOCK_NOTIFICATION_CA
                         receivers are checked against (default: the system store)
+      --notification-timeout SECONDS  a receiver's time to accept and to answer each
+                        attempt (default 5 to connect, 10 to answer)
 
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
@@ -35,6 +37,7 @@ enum ServeCommand {
         "scenario": "APPLEID_MOCK_SCENARIO", "host": "APPLEID_MOCK_HOST", "port": "APPLEID_MOCK_PORT",
         "keys": "APPLEID_MOCK_KEYS", "issuer": "APPLEID_MOCK_ISSUER", "base-url": "APPLEID_MOCK_BASE_URL",
         "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
+        "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -84,6 +87,11 @@ enum ServeCommand {
                 throw UsageError(message: "--notification-ca \(ca): \(error.message)", usage: usage)
             }
             configuration.notificationCAFile = ca
+        }
+        if parsed.options["notification-timeout"] != nil {
+            let seconds = try parsed.integer("notification-timeout", default: 10, range: 1...120, usage: usage)
+            configuration.notificationConnectTimeout = Double(min(seconds, 5))
+            configuration.notificationResponseTimeout = Double(seconds)
         }
         if let issuer = parsed.options["issuer"] {
             guard URL(string: issuer)?.scheme != nil else { throw UsageError(message: "--issuer expects an absolute URL, got \"\(issuer)\"", usage: usage) }
