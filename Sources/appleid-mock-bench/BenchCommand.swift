@@ -63,6 +63,11 @@ enum BenchCommand {
         }
         report.exchanges = try ExchangeLoad.run(server: server, secret: secret, total: options.exchanges,
                                                 rounds: options.rounds, connections: options.connections, threads: cores)
+
+        if options.notifications > 0 {
+            progress("\(options.notifications) account events, their notifications delivered to a local receiver")
+            report.notifications = try NotificationLoad.run(binary: options.server, count: options.notifications, deadline: 120)
+        }
     }
 
     private static func progress(_ text: String) {

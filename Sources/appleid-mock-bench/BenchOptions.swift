@@ -4,7 +4,7 @@ import Foundation
 struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
-                              [--exchanges N] [--rounds N] [--cold-starts N] [--idle N]
+                              [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -13,6 +13,7 @@ struct BenchOptions {
       --duration S       seconds of load per /auth/keys run, ours and nginx's (default 10)
       --exchanges N      code exchanges in all (default 100000)
       --rounds N         the exchanges come in N rounds, memory read after each (default 100)
+      --notifications N  account events whose notifications a local receiver awaits (default 1000)
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -29,6 +30,7 @@ struct BenchOptions {
     var rounds = 100
     var coldStarts = 10
     var idleConnections = 1000
+    var notifications = 1000
     /// Seconds `openssl speed` signs for.
     var signingSeconds = 5
     /// New connections the latency probe makes, unloaded and loaded.
@@ -67,6 +69,7 @@ struct BenchOptions {
             case "--rounds": rounds = try count(argument, 1...1000)
             case "--cold-starts": coldStarts = try count(argument, 1...1000)
             case "--idle": idleConnections = try count(argument, 0...100_000)
+            case "--notifications": notifications = try count(argument, 0...1_000_000)
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")
             }
@@ -76,6 +79,7 @@ struct BenchOptions {
             if !explicit.contains("--exchanges") { exchanges = 4000 }
             if !explicit.contains("--rounds") { rounds = 10 }
             if !explicit.contains("--cold-starts") { coldStarts = 3 }
+            if !explicit.contains("--notifications") { notifications = 100 }
             signingSeconds = 1
             probes = 50
         }

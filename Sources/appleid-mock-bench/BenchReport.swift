@@ -11,6 +11,7 @@ struct BenchReport {
     var staticCeiling: WrkRun?
     var idle: IdleConnectionProbe?
     var exchanges: ExchangeLoad?
+    var notifications: NotificationLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -18,7 +19,7 @@ struct BenchReport {
     }
 
     /// Requests that failed anywhere in the run.
-    var failures: Int { (exchanges?.failures ?? 0) + (keys?.errors ?? 0) }
+    var failures: Int { (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0) }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
     var keysRatio: Double? { ratio(keys?.requestsPerSecond, staticCeiling?.requestsPerSecond) }
@@ -75,6 +76,14 @@ struct BenchReport {
                          "unloaded " + ms(idle.unloadedP50), fraction(idleRatio), "< 2.00", met(idleRatio.map { $0 < 2 })])
             rows.append(["  p99", ms(idle.loadedP99), "unloaded " + ms(idle.unloadedP99), "", "", ""])
         }
+        if let notifications {
+            let growth = notifications.residentBefore > 0 ? (notifications.residentAfter - notifications.residentBefore) / notifications.residentBefore * 100 : 0
+            rows.append(["notifications delivered, \(notifications.sent) events", "\(notifications.delivered) of \(notifications.sent)", "", "", "all",
+                         met(notifications.delivered == notifications.sent)])
+            rows.append(["  event to receipt p50 / p99", "\(ms(notifications.p50)) / \(ms(notifications.p99))", "", "", "", ""])
+            rows.append(["  memory before -> after", "\(mib(notifications.residentBefore)) -> \(mib(notifications.residentAfter))", "",
+                         String(format: "%+.1f%%", growth), "within 10%", met(abs(growth) <= 10)])
+        }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
         for (index, row) in rows.enumerated() {
@@ -111,6 +120,11 @@ struct BenchReport {
             figures["idle_connections"] = ["count": options.idleConnections, "server_descriptors": idle.serverDescriptors,
                                            "unloaded_p50_ms": idle.unloadedP50, "unloaded_p99_ms": idle.unloadedP99,
                                            "loaded_p50_ms": idle.loadedP50, "loaded_p99_ms": idle.loadedP99]
+        }
+        if let notifications {
+            figures["notifications"] = ["sent": notifications.sent, "delivered": notifications.delivered, "p50_ms": notifications.p50,
+                                        "p99_ms": notifications.p99, "rss_mib_before": notifications.residentBefore,
+                                        "rss_mib_after": notifications.residentAfter]
         }
         return try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys, .prettyPrinted])
     }

@@ -21,10 +21,10 @@ final class ServerProcess {
     }
 
     /// Starts `appleid-mock serve --port 0` and returns once it has printed its address.
-    static func startMock(binary: String) throws -> ServerProcess {
+    static func startMock(binary: String, arguments extra: [String] = []) throws -> ServerProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"]
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + extra
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -52,6 +52,7 @@ public final class MockState: Sendable {
         let outcome = try guarded.withLock { (guarded: inout Guarded) throws(E) -> (T, [DomainEvent]) in
             defer { queued = !guarded.world.outbox.isEmpty || !guarded.world.droppedNotifications.isEmpty }
             let now = guarded.world.clock.seconds(real: real)
+            guarded.world.preciseNow = guarded.world.clock.now(real: real)
             guarded.world.pendingEvents = []
             // The scenario's timeline fires as the clock passes it, before anything else happens then.
             guarded.world.fireTimeline(now: now)

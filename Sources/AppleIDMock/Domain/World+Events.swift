@@ -64,7 +64,7 @@ extension World {
         let compatibility = context.scenario.compatibility
         event["type"] = .string(type == .accountDelete ? compatibility.accountDeletionEventType : type.rawValue)
         event["sub"] = .string(Identity.subject(teamID: teamID, userID: userID))
-        event["event_time"] = .int(compatibility.eventTimeUnit == .milliseconds ? now * 1000 : now)
+        event["event_time"] = .int(compatibility.eventTimeUnit == .milliseconds ? eventMilliseconds(now) : now)
         switch type {
         case .consentRevoked:
             guard let consent = consents[key] else {
@@ -89,6 +89,11 @@ extension World {
             event["is_private_email"] = "true"
         }
         queueNotification(event: event, entry: entry, userID: userID, now: now)
+    }
+
+    /// `now` in milliseconds, with the fraction of the operation's start when it is the same second.
+    func eventMilliseconds(_ now: Int64) -> Int64 {
+        Int64(preciseNow.rounded(.down)) == now ? Int64((preciseNow * 1000).rounded(.down)) : now * 1000
     }
 
     /// Puts the notification of `event` for `entry`'s app group in the outbox (§7).

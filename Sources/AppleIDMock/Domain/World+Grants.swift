@@ -219,7 +219,7 @@ extension World {
             var event = JSONObject()
             event["type"] = "consent-revoked"
             event["sub"] = .string(Identity.subject(teamID: key.teamID, userID: key.userID))
-            event["event_time"] = .int(context.scenario.compatibility.eventTimeUnit == .milliseconds ? now * 1000 : now)
+            event["event_time"] = .int(context.scenario.compatibility.eventTimeUnit == .milliseconds ? eventMilliseconds(now) : now)
             queueNotification(event: event, entry: entry, userID: key.userID, now: now)
         }
     }

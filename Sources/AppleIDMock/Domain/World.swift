@@ -46,6 +46,9 @@ struct World: Sendable {
     var droppedNotifications: [PendingNotification] = []
     var droppedUncounted = 0
 
+    /// Mock now with fractions, as the operation under way began (for millisecond event times).
+    var preciseNow: Double = 0
+
     /// Events of the operation under way; `MockState` takes them when it ends.
     var pendingEvents: [DomainEvent] = []
 

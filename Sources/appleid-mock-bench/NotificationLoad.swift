@@ -1,0 +1,144 @@
+import Foundation
+import Glibc
+
+/// Server-to-server notifications under load: a mock whose scenario sends its notifications to
+/// a local receiver gets `count` account events (bob's relay forwarding off and on, in turn)
+/// over one keep-alive connection; the receiver notes when each arrives. Latency is receipt
+/// time minus the event's own `event_time` (milliseconds, the mock clock on real time).
+struct NotificationLoad {
+    let sent: Int
+    let delivered: Int
+    let p50: Double
+    let p99: Double
+    let residentBefore: Double
+    let residentAfter: Double
+
+    /// Runs the load; the receiver waits at most `deadline` seconds for the last notification.
+    static func run(binary: String, count: Int, deadline: Double) throws -> NotificationLoad {
+        let receiver = try Receiver()
+        defer { receiver.stop() }
+        let scenario = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid()).json"
+        defer { try? FileManager.default.removeItem(atPath: scenario) }
+        guard let printed = Tool.run(binary, ["scenario", "print"]),
+              var object = try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any],
+              var teams = object["teams"] as? [[String: Any]], !teams.isEmpty else {
+            throw ServerProcess.Failure(description: "`appleid-mock scenario print` failed")
+        }
+        teams[0]["notification_url"] = "http://127.0.0.1:\(receiver.port)/apple"
+        object["teams"] = teams
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: scenario))
+        let server = try ServerProcess.startMock(binary: binary, arguments: ["--scenario", scenario])
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        let signIn = #"{"user":"bob","client_id":"com.example.app","scopes":["email"],"hide_email":true}"#
+        guard try connection.exchange(request("/__mock/sign-in", signIn)).status == 200 else {
+            throw ServerProcess.Failure(description: "native sign-in for the notification load failed")
+        }
+        usleep(200_000)
+        let before = server.residentMiB
+        var failures = 0
+        for index in 0..<count {
+            let type = index % 2 == 0 ? "email-disabled" : "email-enabled"
+            let body = #"{"type":"\#(type)","user":"bob","client_id":"com.example.app"}"#
+            if try connection.exchange(request("/__mock/events", body)).status != 202 { failures += 1 }
+        }
+        let latencies = receiver.await(count: count - failures, seconds: deadline)
+        usleep(200_000)
+        let percentiles = Percentiles(latencies)
+        return NotificationLoad(sent: count - failures, delivered: latencies.count, p50: percentiles.value(0.5), p99: percentiles.value(0.99),
+                                residentBefore: before, residentAfter: server.residentMiB)
+    }
+
+    private static func request(_ path: String, _ body: String) -> [UInt8] {
+        Array("POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    }
+
+    /// Accepts connections on 127.0.0.1, reads one request each, answers 200, and notes the
+    /// latency of each notification from its `event_time`.
+    final class Receiver: @unchecked Sendable {
+        let port: Int
+        private let fd: Int32
+        private let lock = NSLock()
+        private var latencies: [Double] = []
+        private var stopped = false
+
+        init() throws {
+            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let listening = withUnsafeMutablePointer(to: &address) { [fd] pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && listen(fd, 512) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            guard listening else { throw ServerProcess.Failure(description: "receiver cannot listen") }
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread.detachNewThread { [self] in acceptLoop() }
+        }
+
+        private func acceptLoop() {
+            while true {
+                let client = accept(fd, nil, nil)
+                guard client >= 0 else { return }
+                Thread.detachNewThread { [self] in serve(client) }
+            }
+        }
+
+        private func serve(_ client: Int32) {
+            defer { close(client) }
+            var data: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 16_384)
+            var expected: Int?
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { return }
+                data += chunk[0..<count]
+                if expected == nil, let end = data.firstRange(of: Array("\r\n\r\n".utf8)) {
+                    let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).lowercased()
+                    let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                    expected = end.upperBound + length
+                }
+                if let expected, data.count >= expected { break }
+            }
+            let received = Date().timeIntervalSince1970 * 1000
+            let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard let eventTime = Self.eventTime(data) else { return }
+            lock.withLock { latencies.append(received - eventTime) }
+        }
+
+        /// `event_time` from the body's JWT payload.
+        private static func eventTime(_ request: [UInt8]) -> Double? {
+            guard let start = request.firstRange(of: Array("\r\n\r\n".utf8)),
+                  let body = try? JSONSerialization.jsonObject(with: Data(request[start.upperBound...])) as? [String: Any],
+                  let jwt = body["payload"] as? String else { return nil }
+            let parts = jwt.split(separator: ".")
+            guard parts.count == 3 else { return nil }
+            var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while base64.count % 4 != 0 { base64 += "=" }
+            guard let payload = Data(base64Encoded: base64), let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any],
+                  let events = claims["events"] as? String,
+                  let event = try? JSONSerialization.jsonObject(with: Data(events.utf8)) as? [String: Any],
+                  let time = event["event_time"] as? Double else { return nil }
+            return time
+        }
+
+        /// The latencies once `count` have arrived, or what arrived by the deadline.
+        func await(count: Int, seconds: Double) -> [Double] {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if lock.withLock({ latencies.count }) >= count { break }
+                usleep(10_000)
+            }
+            return lock.withLock { latencies }
+        }
+
+        func stop() {
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+        }
+    }
+}
