@@ -1,10 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// libFuzzer targets for the parsers that read untrusted bytes. Each target is one file defining
+// libFuzzer targets for the parsers that read untrusted bytes, and for serving what a scenario
+// file describes (ScenarioServeFuzzer). Each target is one file defining
 // `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`. Build and run them with `scripts/fuzz`
 // (`swift build --sanitize fuzzer --sanitize address`), never with a plain `swift build`.
-let fuzzTargets = ["HTTPRequestParserFuzzer", "HTTPFormFuzzer", "CompactJWSFuzzer", "ScenarioFuzzer"]
+let fuzzTargets = ["HTTPRequestParserFuzzer", "HTTPFormFuzzer", "CompactJWSFuzzer", "ScenarioFuzzer",
+                   "ScenarioServeFuzzer"]
 
 let package = Package(
     name: "AppleIDMockFuzz",
