@@ -1,3 +1,4 @@
+import Dispatch
 import FoundationEssentials
 import MiniHTTP
 
@@ -100,6 +101,15 @@ public final class AppleIDMockServer: Sendable {
     public func stop() {
         shutdown()
         http.waitUntilStopped()
+        // The rotation task may be generating a key: nothing of the server runs after stop().
+        if let rotation {
+            let done = DispatchSemaphore(value: 0)
+            Task.detached {
+                await rotation.value
+                done.signal()
+            }
+            done.wait()
+        }
         finishNotifications()
     }
 

@@ -123,9 +123,7 @@ enum ServeCommand {
         Output.out("listening on \(server.listenURL)")
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
-        server.shutdown()
-        server.waitUntilStopped()
-        server.finishNotifications()
+        server.stop()
         return 0
     }
 

@@ -208,6 +208,7 @@ public final class MockState: Sendable {
         guard read({ world, _ in world.schedule != nil }) else { return [] }
         var fresh: [KeyRing.SigningKey] = []
         for _ in 0..<needed {
+            guard !Task.isCancelled else { return [] }
             guard let key = try? KeyRing.generate(random: context.random) else { break }
             fresh.append(key)
         }

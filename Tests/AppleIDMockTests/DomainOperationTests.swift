@@ -1,0 +1,485 @@
+import AppleIDMock
+import Foundation
+import JOSE
+import XCTest
+
+/// Every public operation of `AppleIDDomain`, called directly: no socket, no HTTP types
+/// (house style rule 12, the pure level). Each accepted input has a refused twin, and each
+/// operation that changes the state is checked for the events it reports.
+final class DomainOperationTests: XCTestCase {
+    private static let teamB = "MOCKTEAM02"
+    private static let teamBKeyID = "MOCKKEY002"
+    private static let teamBApp = "com.teamb.app"
+    private static let initialKeys = ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"]
+    private let teamBKey = try! P256PrivateKey.generate()
+
+    // MARK: - Factories (everything defaulted, rule 13)
+
+    /// A domain over the built-in scenario, keys from Keys/signing, clock frozen at `frozenNow`.
+    private func makeDomain(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDDomain {
+        var configuration = AppleIDMockConfiguration()
+        configuration.keysDirectory = repositoryRoot + "/Keys/signing"
+        configuration.scenario.clock = .init(start: frozenNow, frozen: true)
+        configuration.log = { _ in }
+        adjust(&configuration)
+        return try AppleIDDomain(configuration: configuration)
+    }
+
+    /// A domain whose scenario has a second team with one App ID.
+    private func makeTwoTeamDomain() throws -> AppleIDDomain {
+        let pem = teamBKey.publicKey.pem
+        return try makeDomain { configuration in
+            configuration.scenario.teams.append(Scenario.Team(
+                teamID: Self.teamB, developerKeys: [Scenario.DeveloperKey(keyID: Self.teamBKeyID, publicKeyPEM: pem)],
+                clients: [Scenario.Client(clientID: Self.teamBApp, kind: .appID)]))
+        }
+    }
+
+    /// A client_secret of the default team issued at mock now.
+    private func secret(_ domain: AppleIDDomain, _ clientID: String = "com.example.web", issuedAt: Int64? = nil) throws -> String {
+        try ClientSecret.make(teamID: "MOCKTEAM01", keyID: "MOCKKEY001", clientID: clientID, privateKey: mockDeveloperKey,
+                              issuedAt: issuedAt ?? domain.state.now, lifetime: 3600)
+    }
+
+    /// Validated web authorize parameters for the default Services ID.
+    private func webRequest(_ domain: AppleIDDomain, scope: String = "name email") throws -> AuthorizeRequest {
+        try domain.validateAuthorize(["client_id": "com.example.web", "redirect_uri": webRedirect, "response_type": "code",
+                                      "response_mode": "form_post", "scope": scope, "state": "st-1", "nonce": "n-1"])
+    }
+
+    /// A web sign-in: the delivered parameters by name.
+    private func approve(_ domain: AppleIDDomain, user: String = "alice") throws -> [String: String] {
+        let delivery = try domain.approve(try webRequest(domain), AppleIDDomain.Approval(userID: user))
+        return Dictionary(delivery.parameters, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// `grant_type=authorization_code` for the web client.
+    private func redeem(_ domain: AppleIDDomain, _ code: String) throws -> JSONObject {
+        try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain), "grant_type": "authorization_code",
+                          "code": code, "redirect_uri": webRedirect])
+    }
+
+    /// `grant_type=refresh_token` for the web client.
+    private func refresh(_ domain: AppleIDDomain, _ token: String) throws -> JSONObject {
+        try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain), "grant_type": "refresh_token", "refresh_token": token])
+    }
+
+    /// A native sign-in at the default App ID.
+    @discardableResult
+    private func nativeSignIn(_ domain: AppleIDDomain, user: String = "alice", clientID: String = "com.example.app") throws -> AppleIDDomain.NativeCredential {
+        try domain.nativeSignIn(userID: user, clientID: clientID, scopes: ["name", "email"], nonce: "native-nonce", hideEmail: nil)
+    }
+
+    /// The events `body` caused.
+    private func events(of domain: AppleIDDomain, _ body: () throws -> Void) rethrows -> [DomainEvent] {
+        let before = domain.state.events().last?.sequence ?? 0
+        try body()
+        return domain.state.events(after: before).map(\.event)
+    }
+
+    /// Verifies an id_token under the published key its `kid` names; returns the claims.
+    private func verifiedClaims(_ domain: AppleIDDomain, _ token: String?, file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
+        let jws = try CompactJWS.parse(try XCTUnwrap(token, file: file, line: line))
+        let key = try XCTUnwrap(domain.state.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), "kid not published", file: file, line: line)
+        XCTAssertTrue(jws.verifyRS256(with: key), file: file, line: line)
+        return try XCTUnwrap(jws.payloadJSON, file: file, line: line)
+    }
+
+    /// A user nobody has seen: first authorization never leaks between tests.
+    private func freshUser(_ id: String = "dora") -> Scenario.User {
+        Scenario.User(id: id, email: "\(id)@example.com", givenName: "Dora", familyName: "Doe")
+    }
+
+    // MARK: - Authorize
+
+    func testValidateAuthorize_ReturnsTheRequest_AndRefusesAnUnregisteredRedirect() throws {
+        let domain = try makeDomain()
+        let request = try webRequest(domain)
+        XCTAssertEqual(request.clientID, "com.example.web")
+        XCTAssertEqual(request.redirectURI, webRedirect)
+        XCTAssertEqual(request.responseMode, "form_post")
+        XCTAssertEqual(request.scopes, ["name", "email"])
+        XCTAssertEqual(request.state, "st-1")
+        XCTAssertEqual(request.nonce, "n-1")
+        let refused = try XCTUnwrap(assertThrows(try domain.validateAuthorize(
+            ["client_id": "com.example.web", "redirect_uri": "https://evil.example/callback", "response_type": "code"])) as? AuthorizeError)
+        XCTAssertEqual(refused.code, "invalid_request")
+        XCTAssertEqual(refused.message, "Invalid client id or web redirect url.")
+        XCTAssertEqual(refused.field, "redirect_uri")
+    }
+
+    func testApprove_GivesUserJSONOnFirstAuthorizationOnly_AndReportsConsentGranted() throws {
+        let domain = try makeDomain()
+        var first: [String: String] = [:]
+        let granted = try events(of: domain) { first = try approve(domain) }
+        XCTAssertTrue(matches(first["code"], codePattern), "\(first)")
+        XCTAssertEqual(first["state"], "st-1")
+        XCTAssertEqual(first["user"], #"{"name":{"firstName":"Alice","lastName":"Appleseed"},"email":"alice@example.com"}"#)
+        XCTAssertEqual(granted.count, 1)
+        guard case .consentGranted(userID: "alice", teamID: "MOCKTEAM01", groupID: _, consentID: _)? = granted.first else {
+            return XCTFail("expected consentGranted for alice, got \(granted)")
+        }
+        var second: [String: String] = [:]
+        let again = try events(of: domain) { second = try approve(domain) }
+        XCTAssertTrue(matches(second["code"], codePattern))
+        XCTAssertNil(second["user"])
+        XCTAssertEqual(again, [])
+        XCTAssertEqual(domain.state.consentCount, 1)
+        XCTAssertEqual(domain.state.pendingCodeCount, 2)
+    }
+
+    func testApprove_RefusesAnUnknownUser_WithoutConsentOrCode() throws {
+        let domain = try makeDomain()
+        let refused = try XCTUnwrap(assertThrows(try approve(domain, user: "zed")) as? AuthorizeError)
+        XCTAssertEqual(refused.field, "user")
+        XCTAssertEqual(refused.message, "no user \"zed\" in the scenario")
+        XCTAssertEqual(domain.state.consentCount, 0)
+        XCTAssertEqual(domain.state.pendingCodeCount, 0)
+        XCTAssertEqual(domain.state.events(), [])
+    }
+
+    // MARK: - Native sign-in and minted id_tokens
+
+    func testNativeSignIn_FirstTimeGivesNameEmailAndStatus_SecondTimeNone() throws {
+        let domain = try makeDomain()
+        let first = try nativeSignIn(domain)
+        XCTAssertEqual(first.user, teamSub("alice"))
+        XCTAssertEqual(first.email, "alice@example.com")
+        XCTAssertEqual(first.fullName?.givenName, "Alice")
+        XCTAssertEqual(first.fullName?.familyName, "Appleseed")
+        XCTAssertEqual(first.realUserStatus, 2)
+        XCTAssertTrue(matches(first.authorizationCode, codePattern))
+        let claims = try verifiedClaims(domain, first.identityToken)
+        XCTAssertEqual(claims["sub"], .string(teamSub("alice")))
+        XCTAssertEqual(claims["aud"], "com.example.app")
+        XCTAssertEqual(claims["iat"], .int(frozenNow))
+        XCTAssertEqual(claims["nonce"], "native-nonce")
+        let second = try nativeSignIn(domain)
+        XCTAssertEqual(second.user, first.user)
+        XCTAssertNil(second.email)
+        XCTAssertNil(second.fullName)
+        XCTAssertEqual(second.realUserStatus, 0)
+    }
+
+    func testNativeSignIn_RefusesAServicesIDAndAnUnknownScope() throws {
+        let domain = try makeDomain()
+        let servicesID = try XCTUnwrap(assertThrows(try nativeSignIn(domain, clientID: "com.example.web")) as? AppleIDDomain.NativeSignInError)
+        XCTAssertEqual(servicesID.field, "client_id")
+        let scope = try XCTUnwrap(assertThrows(try domain.nativeSignIn(userID: "alice", clientID: "com.example.app", scopes: ["phone"],
+                                                                         nonce: nil, hideEmail: nil)) as? AppleIDDomain.NativeSignInError)
+        XCTAssertEqual(scope.message, "unknown scope \"phone\" (expected name, email)")
+        XCTAssertEqual(scope.field, "scopes")
+        XCTAssertEqual(domain.state.consentCount, 0)
+    }
+
+    func testIdentityToken_HasTheSignInsSub_AndChangesNothing() throws {
+        let domain = try makeDomain()
+        let signIn = try nativeSignIn(domain)
+        let consents = domain.state.consentCount
+        let codes = domain.state.pendingCodeCount
+        var minted: (token: String, claims: IdentityTokenClaims)?
+        let caused = try events(of: domain) {
+            minted = try domain.identityToken(userID: "alice", clientID: "com.example.app", nonce: "m-1", hideEmail: nil)
+        }
+        let token = try XCTUnwrap(minted)
+        XCTAssertEqual(token.claims.subject, signIn.user)
+        XCTAssertNil(token.claims.transferSubject)
+        let claims = try verifiedClaims(domain, token.token)
+        XCTAssertEqual(claims["sub"], .string(signIn.user))
+        XCTAssertEqual(claims["nonce"], "m-1")
+        XCTAssertEqual(caused, [])
+        XCTAssertEqual(domain.state.consentCount, consents)
+        XCTAssertEqual(domain.state.pendingCodeCount, codes)
+        // A user who never signed in gets a token, and still no consent.
+        XCTAssertEqual(try domain.identityToken(userID: "bob", clientID: "com.example.app", nonce: nil, hideEmail: nil).claims.subject, teamSub("bob"))
+        XCTAssertEqual(domain.state.consentCount, consents)
+        // Refused twin: an unknown user.
+        let refused = try XCTUnwrap(assertThrows(try domain.identityToken(userID: "zed", clientID: "com.example.app", nonce: nil, hideEmail: nil))
+            as? AppleIDDomain.NativeSignInError)
+        XCTAssertEqual(refused.message, "no user \"zed\" in the scenario")
+        XCTAssertEqual(refused.field, "user")
+    }
+
+    // MARK: - Token, refresh, client credentials, revoke
+
+    func testTokenAuthorizationCode_RedeemsOnce_AndRefusesASecondRedemptionAndAForeignSecret() throws {
+        let domain = try makeDomain()
+        let code = try XCTUnwrap(try approve(domain)["code"])
+        // Refused twin first: a secret minted for another client does not authenticate, and
+        // leaves the code unspent.
+        let foreign = try XCTUnwrap(assertThrows(try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.app"),
+                                                                   "grant_type": "authorization_code", "code": code,
+                                                                   "redirect_uri": webRedirect])) as? OAuthError)
+        XCTAssertEqual(foreign, .invalidClient)
+        let answer = try redeem(domain, code)
+        XCTAssertEqual(answer.keys, ["access_token", "token_type", "expires_in", "refresh_token", "id_token"])
+        XCTAssertTrue(matches(answer["access_token"]?.stringValue, accessTokenPattern))
+        XCTAssertTrue(matches(answer["refresh_token"]?.stringValue, refreshTokenPattern))
+        XCTAssertEqual(answer["expires_in"], .int(3600))
+        let claims = try verifiedClaims(domain, answer["id_token"]?.stringValue)
+        XCTAssertEqual(claims["sub"], .string(teamSub("alice")))
+        XCTAssertEqual(claims["at_hash"], .string(leftHalfHash(try XCTUnwrap(answer["access_token"]?.stringValue))))
+        XCTAssertEqual(assertThrows(try redeem(domain, code)) as? OAuthError, .codeAlreadyUsed)
+    }
+
+    func testTokenRefresh_IssuesAnAccessToken_AndRefusesAnAccessTokenInItsPlace() throws {
+        let domain = try makeDomain()
+        let tokens = try redeem(domain, try XCTUnwrap(try approve(domain)["code"]))
+        let refreshed = try refresh(domain, try XCTUnwrap(tokens["refresh_token"]?.stringValue))
+        XCTAssertEqual(refreshed.keys, ["access_token", "token_type", "expires_in", "id_token"])
+        XCTAssertTrue(matches(refreshed["access_token"]?.stringValue, accessTokenPattern))
+        XCTAssertEqual(try verifiedClaims(domain, refreshed["id_token"]?.stringValue)["sub"], .string(teamSub("alice")))
+        XCTAssertEqual(assertThrows(try refresh(domain, try XCTUnwrap(tokens["access_token"]?.stringValue))) as? OAuthError, .invalidGrant)
+    }
+
+    func testTokenClientCredentials_IssuesAMigrationToken_OnlyForUserMigrationScope() throws {
+        let domain = try makeDomain()
+        let answer = try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+                                       "grant_type": "client_credentials", "scope": "user.migration"])
+        XCTAssertEqual(answer.keys, ["access_token", "token_type", "expires_in"])
+        XCTAssertTrue(matches(answer["access_token"]?.stringValue, accessTokenPattern))
+        let refused = assertThrows(try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+                                                     "grant_type": "client_credentials"]))
+        XCTAssertEqual(refused as? OAuthError, .invalidScope)
+    }
+
+    func testRevoke_EndsTheConsentAsTheApp_AndReportsIt_WhileAnUnknownTokenChangesNothing() throws {
+        let domain = try makeDomain()
+        let tokens = try redeem(domain, try XCTUnwrap(try approve(domain)["code"]))
+        let refreshToken = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
+        // Twin: an unknown token is accepted silently and ends nothing.
+        let nothing = try events(of: domain) {
+            try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain), "token": "r0000.0.aaaa.unknown"])
+        }
+        XCTAssertEqual(nothing, [])
+        XCTAssertEqual(domain.state.consentCount, 1)
+        let revoked = try events(of: domain) {
+            try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain), "token": refreshToken])
+        }
+        XCTAssertEqual(revoked.count, 1)
+        guard case .consentRevoked(userID: "alice", teamID: "MOCKTEAM01", groupID: _, consentID: _, by: .byApp)? = revoked.first else {
+            return XCTFail("expected consentRevoked by the app, got \(revoked)")
+        }
+        XCTAssertEqual(domain.state.consentCount, 0)
+        XCTAssertEqual(assertThrows(try refresh(domain, refreshToken)) as? OAuthError, .invalidGrant)
+        // A bad secret is refused before anything else.
+        XCTAssertEqual(assertThrows(try domain.revoke(["client_id": "com.example.web", "client_secret": "x.y.z", "token": refreshToken])) as? OAuthError,
+                       .invalidClient)
+    }
+
+    // MARK: - Keys
+
+    func testKeyOperations_PublishActivateRetire_ReportTheirEvents() throws {
+        let domain = try makeDomain()
+        let published = try events(of: domain) { XCTAssertEqual(try domain.publishKey(keyID: "Custom1", pem: nil), "Custom1") }
+        XCTAssertEqual(published, [.keyPublished(kid: "Custom1")])
+        XCTAssertEqual(domain.state.keys.map(\.keyID), Self.initialKeys + ["Custom1"])
+        XCTAssertEqual(domain.state.keys.last?.state, .published)
+        XCTAssertEqual(domain.state.keys.last?.publishedAt, frozenNow)
+        XCTAssertEqual(domain.state.signingKeyID, "W2ek7HdPaL")
+        let activated = try events(of: domain) { try domain.activateKey("Custom1") }
+        XCTAssertEqual(activated, [.keyActivated(kid: "Custom1")])
+        XCTAssertEqual(domain.state.signingKeyID, "Custom1")
+        XCTAssertEqual(domain.state.keys.first?.state, .published)
+        let retired = try events(of: domain) { try domain.retireKey("W2ek7HdPaL") }
+        XCTAssertEqual(retired, [.keyRetired(kid: "W2ek7HdPaL")])
+        XCTAssertEqual(domain.state.keys.first?.state, .retired)
+        XCTAssertEqual(domain.state.keys.first?.retiredAt, frozenNow)
+        XCTAssertNil(domain.state.publicKey(keyID: "W2ek7HdPaL"))
+        XCTAssertFalse(String(decoding: domain.state.jwksBody(shuffled: false), as: UTF8.self).contains("W2ek7HdPaL"))
+        // New tokens carry the new kid.
+        let token = try domain.identityToken(userID: "alice", clientID: "com.example.app", nonce: nil, hideEmail: nil).token
+        XCTAssertEqual(try CompactJWS.parse(token).keyID, "Custom1")
+    }
+
+    func testKeyOperations_RefuseUnknownDuplicateActiveAndRetiredKeys() throws {
+        let domain = try makeDomain()
+        try domain.retireKey("r8TcNf3QsJ")
+        let before = domain.state.events().count
+        XCTAssertEqual(assertThrows(try domain.activateKey("Nope1")) as? KeyOperationError, .unknown("Nope1"))
+        XCTAssertEqual(assertThrows(try domain.retireKey("Nope1")) as? KeyOperationError, .unknown("Nope1"))
+        XCTAssertEqual(assertThrows(try domain.publishKey(keyID: "Ymq4vB9xTz", pem: nil)) as? KeyOperationError, .duplicate("Ymq4vB9xTz"))
+        // A retired kid stays taken.
+        XCTAssertEqual(assertThrows(try domain.publishKey(keyID: "r8TcNf3QsJ", pem: nil)) as? KeyOperationError, .duplicate("r8TcNf3QsJ"))
+        XCTAssertEqual(assertThrows(try domain.retireKey("W2ek7HdPaL")) as? KeyOperationError, .retiringActive("W2ek7HdPaL"))
+        XCTAssertEqual(assertThrows(try domain.activateKey("r8TcNf3QsJ")) as? KeyOperationError, .retired("r8TcNf3QsJ"))
+        XCTAssertEqual(domain.state.events().count, before, "a refused key operation reports nothing")
+        XCTAssertEqual(domain.state.signingKeyID, "W2ek7HdPaL")
+        XCTAssertEqual(domain.state.keys.map(\.state), [.active, .published, .retired])
+    }
+
+    func testPublishKey_TakesASuppliedPEM_AndRefusesABadKidOrPEM() throws {
+        let domain = try makeDomain()
+        let pem = try String(contentsOfFile: repositoryRoot + "/Keys/signing/Ymq4vB9xTz.pem", encoding: .utf8)
+        XCTAssertEqual(try domain.publishKey(keyID: "Copy1", pem: pem), "Copy1")
+        XCTAssertEqual(domain.state.publicKey(keyID: "Copy1")?.modulus, domain.state.publicKey(keyID: "Ymq4vB9xTz")?.modulus)
+        let generated = try domain.publishKey(keyID: nil, pem: nil)
+        XCTAssertTrue(matches(generated, "^[A-Za-z0-9]{10}$"), generated)
+
+        let badKid = try XCTUnwrap(assertThrows(try domain.publishKey(keyID: "bad-kid!", pem: nil)) as? ControlInputError)
+        XCTAssertEqual(badKid.message, "expected a key id of 1 to 10 letters and digits (Apple's are 10, e.g. W2ek7HdPaL)")
+        XCTAssertEqual(badKid.field, "kid")
+        let junk = try XCTUnwrap(assertThrows(try domain.publishKey(keyID: "Copy2", pem: "not a pem")) as? ControlInputError)
+        XCTAssertEqual(junk.field, "pem")
+        let ecKey = try String(contentsOfFile: repositoryRoot + "/Keys/AuthKey_MOCKKEY001.p8", encoding: .utf8)
+        XCTAssertEqual((assertThrows(try domain.publishKey(keyID: "Copy3", pem: ecKey)) as? ControlInputError)?.field, "pem")
+        XCTAssertEqual(domain.state.keys.map(\.keyID), Self.initialKeys + ["Copy1", generated])
+    }
+
+    func testRotateKeys_PublishesAndActivatesAFreshKey_KeepingThePreviousPublished() throws {
+        let domain = try makeDomain()
+        var rotated: (keyID: String, previous: String?)?
+        let caused = try events(of: domain) { rotated = try domain.rotateKeys() }
+        let step = try XCTUnwrap(rotated)
+        XCTAssertEqual(step.previous, "W2ek7HdPaL")
+        XCTAssertTrue(matches(step.keyID, "^[A-Za-z0-9]{10}$"), step.keyID)
+        XCTAssertEqual(caused, [.keyPublished(kid: step.keyID), .keyActivated(kid: step.keyID)])
+        XCTAssertEqual(domain.state.signingKeyID, step.keyID)
+        XCTAssertEqual(domain.state.keys.map(\.state), [.published, .published, .published, .active])
+        XCTAssertNotNil(domain.state.publicKey(keyID: "W2ek7HdPaL"))
+    }
+
+    // MARK: - Users
+
+    func testAddUser_AddsAndReportsIt_AndTheUserSignsInWithUserJSONOnce() throws {
+        let domain = try makeDomain()
+        let added = try events(of: domain) { XCTAssertEqual(try domain.addUser(freshUser()), freshUser()) }
+        XCTAssertEqual(added, [.userAdded(userID: "dora")])
+        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "dora"])
+        XCTAssertEqual(domain.state.user("dora")?.user, freshUser())
+        XCTAssertEqual(try approve(domain, user: "dora")["user"], #"{"name":{"firstName":"Dora","lastName":"Doe"},"email":"dora@example.com"}"#)
+        XCTAssertNil(try approve(domain, user: "dora")["user"])
+    }
+
+    func testAddUser_RefusesDuplicateIDsBadEmailAndBadID() throws {
+        let domain = try makeDomain()
+        _ = try domain.addUser(freshUser())
+        XCTAssertEqual(assertThrows(try domain.addUser(freshUser())) as? UserOperationError, .duplicate("dora"))
+        XCTAssertEqual(assertThrows(try domain.addUser(freshUser("alice"))) as? UserOperationError, .duplicate("alice"))
+        var badEmail = freshUser("erin")
+        badEmail.email = "erin.example.com"
+        let emailError = try XCTUnwrap(assertThrows(try domain.addUser(badEmail)) as? ControlInputError)
+        XCTAssertEqual(emailError.message, "expected an email address")
+        XCTAssertEqual(emailError.field, "email")
+        XCTAssertEqual((assertThrows(try domain.addUser(freshUser("bad id!"))) as? ControlInputError)?.field, "id")
+        var badStatus = freshUser("fred")
+        badStatus.realUserStatus = 3
+        XCTAssertEqual((assertThrows(try domain.addUser(badStatus)) as? ControlInputError)?.field, "real_user_status")
+        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "dora"])
+    }
+
+    // MARK: - Clock
+
+    func testMoveClock_ReportsClockChanged_AndRefusesAnInstantTokensCannotCarry() throws {
+        let domain = try makeDomain()
+        let moved = try events(of: domain) { try domain.clock.advance(by: 301) }
+        XCTAssertEqual(moved, [.clockChanged(now: frozenNow + 301, frozen: true)])
+        XCTAssertEqual(domain.clock.seconds, frozenNow + 301)
+        let refused = try events(of: domain) {
+            XCTAssertEqual((assertThrows(try domain.clock.set(to: 7_258_118_400)) as? MockClock.OutOfRange)?.instant, 7_258_118_400)
+        }
+        XCTAssertEqual(refused, [])
+        XCTAssertEqual(domain.clock.seconds, frozenNow + 301)
+        try domain.clock.set(to: 1_893_456_000)
+        XCTAssertEqual(try domain.identityToken(userID: "alice", clientID: "com.example.app", nonce: nil, hideEmail: nil).claims.issuedAt, 1_893_456_000)
+    }
+
+    func testTokenAuthorizationCode_FollowsTheMockClock_ExpiringAt300Seconds() throws {
+        let domain = try makeDomain()
+        let early = try XCTUnwrap(try approve(domain)["code"])
+        let late = try XCTUnwrap(try approve(domain, user: "bob")["code"])
+        try domain.clock.advance(by: 299)
+        XCTAssertNoThrow(try redeem(domain, early))
+        try domain.clock.advance(by: 1)
+        XCTAssertEqual(assertThrows(try redeem(domain, late)) as? OAuthError, .codeExpired)
+    }
+
+    // MARK: - Reset
+
+    func testReset_ReturnsToTheScenariosInitialState_AndReportsIt() throws {
+        let domain = try makeDomain()
+        _ = try domain.addUser(freshUser())
+        let tokens = try redeem(domain, try XCTUnwrap(try approve(domain)["code"]))
+        let refreshToken = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
+        let pending = try XCTUnwrap(try approve(domain, user: "bob")["code"])
+        _ = try domain.rotateKeys()
+        try domain.clock.advance(by: 1000)
+        XCTAssertEqual(domain.state.consentCount, 2)
+
+        let caused = events(of: domain) { domain.state.reset() }
+        XCTAssertEqual(caused, [.reset])
+        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob"])
+        XCTAssertNil(domain.state.user("dora"))
+        XCTAssertEqual(domain.state.consentCount, 0)
+        XCTAssertEqual(domain.state.pendingCodeCount, 0)
+        XCTAssertEqual(domain.clock.seconds, frozenNow)
+        XCTAssertTrue(domain.clock.isFrozen)
+        XCTAssertEqual(domain.state.keys.map(\.keyID), Self.initialKeys)
+        XCTAssertEqual(domain.state.keys.map(\.state), [.active, .published, .published])
+        XCTAssertEqual(domain.state.signingKeyID, "W2ek7HdPaL")
+        // Nothing issued before works after.
+        XCTAssertEqual(assertThrows(try refresh(domain, refreshToken)) as? OAuthError, .invalidGrant)
+        XCTAssertEqual(assertThrows(try redeem(domain, pending)) as? OAuthError, .codeExpired)
+        XCTAssertEqual((assertThrows(try approve(domain, user: "dora")) as? AuthorizeError)?.field, "user")
+        // Twin: what is issued after works, and alice authorizes for the first time again.
+        let again = try approve(domain)
+        XCTAssertNotNil(again["user"])
+        XCTAssertNoThrow(try redeem(domain, try XCTUnwrap(again["code"])))
+    }
+
+    // MARK: - Credential state, one test per state
+
+    func testCredentialState_IsAuthorized_AfterASignIn_ByIDOrSub_AcrossTheAppGroup() throws {
+        let domain = try makeDomain()
+        try nativeSignIn(domain)
+        XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .authorized)
+        XCTAssertEqual(try domain.credentialState(user: teamSub("alice"), clientID: "com.example.app"), .authorized)
+        XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.web"), .authorized)
+        XCTAssertEqual(try domain.credentialState(user: "bob", clientID: "com.example.app"), .notFound)
+    }
+
+    func testCredentialState_IsRevoked_AfterTheAppRevokes() throws {
+        let domain = try makeDomain()
+        let tokens = try redeem(domain, try XCTUnwrap(try approve(domain)["code"]))
+        XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .authorized)
+        try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain), "token": try XCTUnwrap(tokens["access_token"]?.stringValue)])
+        XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
+        XCTAssertEqual(try domain.credentialState(user: teamSub("alice"), clientID: "com.example.web"), .revoked)
+    }
+
+    func testCredentialState_IsNotFound_ForANewOrUnknownUser_AndAnUnknownClientIsRefused() throws {
+        let domain = try makeDomain()
+        XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .notFound)
+        XCTAssertEqual(try domain.credentialState(user: "zed", clientID: "com.example.app"), .notFound)
+        XCTAssertEqual(try domain.credentialState(user: teamSub("zed"), clientID: "com.example.app"), .notFound)
+        let refused = try XCTUnwrap(assertThrows(try domain.credentialState(user: "alice", clientID: "com.nope")) as? ControlInputError)
+        XCTAssertEqual(refused.message, "no client \"com.nope\" in the scenario")
+        XCTAssertEqual(refused.field, "client_id")
+    }
+
+    func testCredentialState_IsTransferred_AfterATeamTransfer_AndTeamBTokensCarryTransferSub() throws {
+        let domain = try makeTwoTeamDomain()
+        try nativeSignIn(domain, user: "bob")
+        try nativeSignIn(domain, user: "alice")
+        let bearer = try XCTUnwrap(try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+                                                     "grant_type": "client_credentials", "scope": "user.migration"])["access_token"]?.stringValue)
+        let form = ["sub": teamSub("bob"), "target": Self.teamB, "client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app")]
+        // Refused twin: no bearer, no transfer.
+        XCTAssertEqual(assertThrows(try domain.userMigrationInfo(form, bearer: nil)) as? OAuthError, .invalidRequest)
+        XCTAssertEqual(try domain.credentialState(user: "bob", clientID: "com.example.app"), .authorized)
+
+        var answer = JSONObject()
+        let caused = try events(of: domain) { answer = try domain.userMigrationInfo(form, bearer: bearer) }
+        XCTAssertEqual(caused, [.transferStarted(userID: "bob", fromTeam: "MOCKTEAM01", toTeam: Self.teamB)])
+        let transferSub = try XCTUnwrap(answer["transfer_sub"]?.stringValue)
+        XCTAssertEqual(try domain.credentialState(user: "bob", clientID: "com.example.app"), .transferred)
+        XCTAssertEqual(try domain.credentialState(user: teamSub("bob"), clientID: "com.example.app"), .transferred)
+        XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .authorized)
+
+        let minted = try domain.identityToken(userID: "bob", clientID: Self.teamBApp, nonce: nil, hideEmail: nil)
+        XCTAssertEqual(minted.claims.subject, teamSub("bob", team: Self.teamB))
+        XCTAssertEqual(minted.claims.transferSubject, transferSub)
+        XCTAssertEqual(try verifiedClaims(domain, minted.token)["transfer_sub"], .string(transferSub))
+        XCTAssertNil(try domain.identityToken(userID: "alice", clientID: Self.teamBApp, nonce: nil, hideEmail: nil).claims.transferSubject)
+    }
+}
