@@ -16,7 +16,7 @@ let package = Package(
         .target(name: "MiniHTTP", dependencies: ["CMiniHTTP", "COpenSSL"]),
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
         .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"]),
-        .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE"]),
+        .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE", "MiniHTTP"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
         // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.
         .executableTarget(name: "appleid-mock-bench"),

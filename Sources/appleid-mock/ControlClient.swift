@@ -1,48 +1,55 @@
 import AppleIDMock
+import FoundationEssentials
 import JOSE
+import MiniHTTP
 
 /// A running mock's control API as the CLI's commands reach it: `--server URL` (or
-/// `APPLEID_MOCK_SERVER`, default `http://127.0.0.1:8080`) and `--timeout SECONDS`.
+/// `APPLEID_MOCK_SERVER`, default `http://127.0.0.1:8080`) and `--timeout SECONDS`, over
+/// MiniHTTP's one outbound client.
 struct ControlClient {
     /// The options every control command takes.
     static let options: Set<String> = ["server", "timeout"]
     /// Their usage lines.
     static let optionsUsage = """
       --server URL       the running mock (default http://127.0.0.1:8080)   APPLEID_MOCK_SERVER
-      --timeout SECONDS  give up when the whole exchange takes longer (default 30)
+      --timeout SECONDS  give up when connecting, or the answer, takes longer (default 30)
     """
 
     let server: String
-    private let http: PlainHTTPClient
-    private let basePath: String
+    private let base: String
+    private var http = HTTPClient()
 
     /// The client for the parsed `--server` and `--timeout`.
     init(_ parsed: ParsedArguments, environment: [String: String], usage: String) throws {
         let server = parsed.options["server"] ?? environment["APPLEID_MOCK_SERVER"] ?? "http://127.0.0.1:8080"
-        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-        guard var http = PlainHTTPClient(url: base) else {
-            throw UsageError(message: "--server expects an absolute http URL, got \"\(server)\"", usage: usage)
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", let host = url.host, !host.isEmpty,
+              !server.contains("#"), !server.contains("?") else {
+            throw UsageError(message: "--server expects an absolute http(s) URL, got \"\(server)\"", usage: usage)
         }
-        http.timeout = try parsed.integer("timeout", default: 30, range: 1...3600, usage: usage)
+        let seconds = Double(try parsed.integer("timeout", default: 30, range: 1...3600, usage: usage))
+        http.connectTimeout = seconds
+        http.responseTimeout = seconds
+        http.maxBodyBytes = 64 * 1024 * 1024
         self.server = server
-        self.http = http
-        basePath = String(base.dropFirst("http://".count).drop { $0 != "/" })
+        base = server.hasSuffix("/") ? String(server.dropLast()) : server
     }
 
-    /// Sends a request to `path` under the server's base, with `body` as JSON when given;
-    /// returns the answer's text, or fails with exit 1 (exit 2 when the server names bad input).
-    func call(_ method: String, _ path: String, body: JSONObject? = nil) throws -> String {
+    /// Sends a request to `path` under the server, with `body` as JSON when given; returns the
+    /// status and the answer's text, or fails with exit 1 when the server cannot be reached.
+    func send(_ method: String, _ path: String, body: JSONObject? = nil) throws -> (status: Int, text: String) {
         let bytes = body.map { JSONWriter.sortedCompact(.object($0)) } ?? []
-        let status: Int, data: [UInt8]
         do {
-            (status, data) = try http.request(method, path: basePath + path, contentType: body == nil ? nil : "application/json", body: bytes)
+            let response = try http.send(method, url: base + path, headers: body == nil ? [] : [("Content-Type", "application/json")], body: bytes)
+            return (response.status, String(decoding: response.body, as: UTF8.self))
         } catch {
-            throw CommandFailure(message: "cannot reach \(server): \(error.message)", status: 1)
+            throw CommandFailure(message: "cannot reach \(server): \(error)", status: 1)
         }
-        let text = String(decoding: data, as: UTF8.self)
-        guard (200..<300).contains(status) else {
-            throw CommandFailure(message: "the mock answered \(status): \(text)", status: 1)
-        }
+    }
+
+    /// `send`, failing with exit 1 unless the server answered 2xx.
+    func call(_ method: String, _ path: String, body: JSONObject? = nil) throws -> String {
+        let (status, text) = try send(method, path, body: body)
+        guard (200..<300).contains(status) else { throw CommandFailure(message: "the mock answered \(status): \(text)", status: 1) }
         return text
     }
 }

@@ -10,47 +10,33 @@ enum SignInCommand {
 
       --user USER        scenario user id (e.g. alice)
       --client ID        the App ID (bundle id), e.g. com.example.app
-      --server URL       the running mock (default http://127.0.0.1:8080)   APPLEID_MOCK_SERVER
       --scopes LIST      space-separated, from name and email (default "name email")
       --nonce NONCE      echoed into the identityToken
       --hide-email       choose Hide My Email; --share-email shares the real address
                          (default: the user's setting in the scenario)
-      --timeout SECONDS  give up when the whole exchange takes longer (default 30)
+    \(ControlClient.optionsUsage)
 
     Prints {"authorizationCode", "email", "fullName", "identityToken", "realUserStatus", "user"}.
     """
 
     static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {
-        let parsed = try ParsedArguments(arguments, options: ["user", "client", "server", "scopes", "nonce", "timeout"],
+        let parsed = try ParsedArguments(arguments, options: ControlClient.options.union(["user", "client", "scopes", "nonce"]),
                                          flags: ["hide-email", "share-email"], usage: usage)
         try parsed.requirePositionals(0, usage: usage)
         guard let user = parsed.options["user"] else { throw UsageError(message: "--user is required", usage: usage) }
-        guard let client = parsed.options["client"] else { throw UsageError(message: "--client is required", usage: usage) }
+        guard let clientID = parsed.options["client"] else { throw UsageError(message: "--client is required", usage: usage) }
         if parsed.flags.contains("hide-email") && parsed.flags.contains("share-email") {
             throw UsageError(message: "--hide-email and --share-email exclude each other", usage: usage)
         }
-        let server = parsed.options["server"] ?? environment["APPLEID_MOCK_SERVER"] ?? "http://127.0.0.1:8080"
-        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-        guard var http = PlainHTTPClient(url: base) else {
-            throw UsageError(message: "--server expects an absolute http URL, got \"\(server)\"", usage: usage)
-        }
-        http.timeout = try parsed.integer("timeout", default: 30, range: 1...3600, usage: usage)
+        let client = try ControlClient(parsed, environment: environment, usage: usage)
         var body: [(String, JSONValue)] = [
-            ("user", .string(user)), ("client_id", .string(client)),
+            ("user", .string(user)), ("client_id", .string(clientID)),
             ("scopes", .array((parsed.options["scopes"] ?? "name email").split(separator: " ").map { .string(String($0)) })),
         ]
         if let nonce = parsed.options["nonce"] { body.append(("nonce", .string(nonce))) }
         if parsed.flags.contains("hide-email") { body.append(("hide_email", .bool(true))) }
         if parsed.flags.contains("share-email") { body.append(("hide_email", .bool(false))) }
-        let path = String(base.dropFirst("http://".count).drop { $0 != "/" }) + "/__mock/sign-in"
-        let status: Int, data: [UInt8]
-        do {
-            (status, data) = try http.post(path: path, contentType: "application/json",
-                                             body: JSONWriter.sortedCompact(.object(JSONObject(body))))
-        } catch {
-            throw CommandFailure(message: "cannot reach \(server): \(error.message)", status: 1)
-        }
-        let text = String(decoding: data, as: UTF8.self)
+        let (status, text) = try client.send("POST", "/__mock/sign-in", body: JSONObject(body))
         guard status == 200 else {
             throw CommandFailure(message: "the mock answered \(status): \(text)", status: status == 400 ? 2 : 1)
         }
