@@ -16,6 +16,7 @@ enum CommandLineTool {
            appleid-mock clock [show|advance S|set TIME|freeze|unfreeze]
                                                    a running mock's clock
            appleid-mock reset                      a running mock back to its scenario
+           appleid-mock health                     exit 0 when a running mock answers
            appleid-mock event TYPE --user U --client ID
                                                    a user revokes, deletes, disables relay mail
            appleid-mock scenario print             write the built-in scenario
@@ -39,6 +40,7 @@ enum CommandLineTool {
             case "clock": return try ClockCommand.run(rest, environment: environment)
             case "reset": return try ResetCommand.run(rest, environment: environment)
             case "event": return try EventCommand.run(rest, environment: environment)
+            case "health": return try HealthCommand.run(rest, environment: environment)
             case "scenario": return try ScenarioCommand.run(rest)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)

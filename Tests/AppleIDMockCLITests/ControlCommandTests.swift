@@ -83,6 +83,15 @@ final class ControlCommandTests: XCTestCase {
         }
     }
 
+    func testHealth_ExitsZeroWhenTheMockAnswers_OneWhenItCannotBeReached() throws {
+        let healthy = try run(["health"])
+        XCTAssertEqual(healthy.status, 0, healthy.stderr)
+        XCTAssertEqual(healthy.stdout, #"{"active_kid":"W2ek7HdPaL","issuer":"https://appleid.apple.com","status":"ok"}"# + "\n")
+        let unreachable = try CLIProcess.run(["health", "--server", "http://127.0.0.1:1", "--timeout", "2"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertEqual(try CLIProcess.run(["health", "extra"]).status, 2)
+    }
+
     func testReset_ReturnsTheScenariosKeysAndClock() throws {
         _ = try json(try run(["keys", "rotate"]))
         _ = try json(try run(["clock", "set", "2030-01-01T00:00:00Z"]))
