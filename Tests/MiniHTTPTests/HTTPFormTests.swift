@@ -86,4 +86,28 @@ final class HTTPFormTests: XCTestCase {
         XCTAssertEqual(HTTPFormError.badPercentEscape(offset: 3).description, "malformed percent-escape at byte 3")
         XCTAssertEqual(HTTPFormError.invalidUTF8.description, "decoded form data is not UTF-8")
     }
+
+    // MARK: - Duplicate detection is linear (probe F4)
+
+    func testDuplicatedNames_ListsEachNameOnce_InOrderOfItsSecondOccurrence() throws {
+        let form = try HTTPForm(decoding: Array("b=1&a=1&a=2&c=1&b=2&a=3&c=2&d=1&c=3".utf8))
+        XCTAssertEqual(form.duplicatedNames, ["a", "b", "c"])
+        XCTAssertEqual(HTTPForm().duplicatedNames, [])
+        XCTAssertEqual(HTTPForm([("x", "1"), ("x", "2"), ("x", "3")]).duplicatedNames, ["x"])
+    }
+
+    func testDuplicatedNames_HandlesEightyThousandNamesEachSentTwice() throws {
+        // The probe's worst case near the 1 MiB body limit: with a scan of the names already
+        // reported per pair this is 80,000 × 80,000 / 2 comparisons, with set lookups 160,000.
+        let count = 80_000
+        let body = (0..<count).map { index in
+            let name = String(index, radix: 16)
+            return "\(name)=&\(name)="
+        }.joined(separator: "&")
+        let form = try HTTPForm(decoding: Array(body.utf8))
+        XCTAssertEqual(form.pairs.count, 2 * count)
+        let duplicated = form.duplicatedNames
+        XCTAssertEqual(duplicated.count, count)
+        XCTAssertEqual(duplicated, (0..<count).map { String($0, radix: 16) })
+    }
 }

@@ -374,4 +374,106 @@ final class HTTPRequestParserTests: XCTestCase {
             XCTAssertFalse(parser.hasPartialRequest)
         }
     }
+
+    // MARK: - Chunk extensions, trailers, HTTP/1.0 framing (probe F8)
+
+    private static let chunkedHead = "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    /// The request `chunkedHead` starts, with body "a".
+    private static let chunkedA = Parsed("POST", "/c", headers: ["Host": "x", "Transfer-Encoding": "chunked"], body: "a")
+
+    func testParser_AcceptsChunkExtensions_WhenTokensOrQuotedStrings() {
+        for line in ["1;name=value", "1;name=\"quoted\"", "1 ; a ; b = c\t;d", "1;a=\"\"", "1;q=\"x \\\" ; = \u{e9}\"", "1;n=\"tab\\\tok\""] {
+            assertAccepts(Self.chunkedHead + line + "\r\na\r\n0\r\n\r\n", [Self.chunkedA])
+        }
+    }
+
+    func testParser_Rejects400_WhenChunkExtensionHasBareLF() {
+        // The probe's smuggling shape: a bare LF ends the line for some parsers, not for others.
+        assertRejects(Self.chunkedHead + "1;a\nGET / HTTP/1.1\r\na\r\n0\r\n\r\n", .malformed("bare LF in chunk size line"))
+        assertRejects(Self.chunkedHead + "1\na\r\n0\r\n\r\n", .malformed("bare LF in chunk size line"))
+    }
+
+    func testParser_Rejects400_WhenChunkExtensionHasBareCR() {
+        assertRejects(Self.chunkedHead + "1;a\rb\r\na\r\n0\r\n\r\n", .malformed("bare CR in chunk size line"))
+    }
+
+    func testParser_Rejects400_WhenChunkExtensionHasControlBytes() {
+        for control in ["\u{0}", "\u{1}", "\u{1b}", "\u{7f}"] {
+            assertRejects(Self.chunkedHead + "1;\(control)\r\na\r\n0\r\n\r\n", .malformed("control character in chunk size line"))
+            assertRejects(Self.chunkedHead + "1;a=\"\(control)\"\r\na\r\n0\r\n\r\n", .malformed("control character in chunk size line"))
+        }
+    }
+
+    func testParser_Rejects400_WhenChunkExtensionBreaksGrammar() {
+        for line in ["1;", "1; ", "1;=v", "1;a=", "1;a= ", "1;a=b c", "1;a b", "1;a;", "1;a=\"open", "1;a=\"x\"y", "1;a=\"\\", "1;a@b", "1;a=b/c", "1;a=\"x\" "] {
+            assertRejects(Self.chunkedHead + line + "\r\na\r\n0\r\n\r\n", .malformed("invalid chunk extension"))
+        }
+        // Whitespace after the size is only allowed before an extension.
+        assertRejects(Self.chunkedHead + "1 \r\na\r\n0\r\n\r\n", .malformed("invalid chunk size"))
+    }
+
+    func testParser_AcceptsTrailerFields() {
+        assertAccepts(Self.chunkedHead + "1\r\na\r\n0\r\nX-Checksum: abc\r\nEmpty:\r\nTabs:\t1 2\t\r\nUtf8: caf\u{e9}\r\n\r\n", [Self.chunkedA])
+    }
+
+    func testParser_Rejects400_WhenTrailerHasNULOrControlBytesOrBareLF() {
+        // The probe's shape: NUL in the name, a control byte and a bare LF in the value.
+        assertRejects(Self.chunkedHead + "0\r\nX\u{0}: \u{1}bad\nline\r\n\r\nGET /h HTTP/1.1\r\nHost: x\r\n\r\n",
+                      .malformed("control character in trailer section"))
+        assertRejects(Self.chunkedHead + "0\r\nX: \u{1}bad\r\n\r\n", .malformed("control character in trailer section"))
+        assertRejects(Self.chunkedHead + "0\r\nX: bad\nline\r\n\r\n", .malformed("bare LF in trailer section"))
+        assertRejects(Self.chunkedHead + "0\r\nX: bad\rline\r\n\r\n", .malformed("bare CR in trailer section"))
+        assertRejects(Self.chunkedHead + "0\r\nX: 1\n\r\n", .malformed("bare LF in trailer section"))
+    }
+
+    func testParser_Rejects400_WhenTrailerIsNotAFieldLine() {
+        for line in ["no colon", ": empty name", "X Y: 1", "X : 1", " X: folded", "\tX: folded", "X(1): 1"] {
+            assertRejects(Self.chunkedHead + "0\r\n" + line + "\r\n\r\n", .malformed("invalid trailer field"))
+        }
+    }
+
+    func testParser_Rejects400_WhenHTTP10RequestHasTransferEncoding() {
+        // RFC 9112 §6.1: faulty framing, whatever the coding.
+        assertRejects("POST /c HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", .malformed("Transfer-Encoding in HTTP/1.0 request"))
+        assertRejects("POST /c HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n", .malformed("Transfer-Encoding in HTTP/1.0 request"))
+        assertAccepts("POST /c HTTP/1.0\r\nContent-Length: 1\r\n\r\na", [Parsed("POST", "/c", minorVersion: 0, headers: ["Content-Length": "1"], body: "a")])
+    }
+
+    func testParser_RejectsTrailerLineExactlyAtHeadLimit_SameHoweverItArrives() {
+        // `small` allows a 64-byte trailer section: one line of 62 bytes plus its CRLF fits.
+        let fits = "T: \(String(repeating: "t", count: 59))"
+        XCTAssertEqual(fits.utf8.count, 62)
+        assertAccepts(Self.chunkedHead + "0\r\n" + fits + "\r\n\r\n", [Parsed("POST", "/c", headers: ["Host": "x", "Transfer-Encoding": "chunked"])], limits: Self.small)
+        assertRejects(Self.chunkedHead + "0\r\n" + fits + "t\r\n\r\n", .headTooLarge, limits: Self.small)
+    }
+
+    // MARK: - Declared body size (the server's body budget)
+
+    func testPendingBodyBytes_IsDeclaredLength_OnceHeadIsParsed() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\nab".utf8))
+        XCTAssertEqual(parser.pendingBodyBytes, 0)
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.pendingBodyBytes, 5000)
+        parser.append([UInt8](repeating: 97, count: 4998))
+        XCTAssertEqual(try parser.next()?.body.count, 5000)
+        XCTAssertEqual(parser.pendingBodyBytes, 0)
+    }
+
+    func testPendingBodyBytes_GrowsWithEachChunkSizeLine() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array((Self.chunkedHead + "10\r\nabc").utf8))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.pendingBodyBytes, 16)
+        parser.append(Array("defghijklmnop\r\n20\r\n".utf8))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.pendingBodyBytes, 48)
+        parser.append(Array((String(repeating: "x", count: 32) + "\r\n0\r\n").utf8))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.pendingBodyBytes, 48)
+        parser.append(Array("\r\n".utf8))
+        XCTAssertEqual(try parser.next()?.body.count, 48)
+        XCTAssertEqual(parser.pendingBodyBytes, 0)
+    }
 }

@@ -61,4 +61,52 @@ final class HTTPResponseSerializerTests: XCTestCase {
         XCTAssertEqual(HTTPStatus.versionNotSupported.description, "505 HTTP Version Not Supported")
         XCTAssertEqual(HTTPStatus(599).description, "599 Status 599")
     }
+
+    // MARK: - Responses that cannot be framed become a plain 500 (probe F6, F7)
+
+    private static let plain500 = "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\n\r\n500 Internal Server Error\n"
+
+    func testSerialize_Sends500_WhenHeaderValueHasCRLF() {
+        let response = HTTPResponse(status: .found, headers: ["Location": "https://a.example/x\r\nSet-Cookie: pwned=1"])
+        XCTAssertEqual(text(response), Self.plain500)
+    }
+
+    func testSerialize_Sends500_WhenHeaderValueHasBareCRBareLFNULOrControlByte() {
+        for value in ["a\rb", "a\nb", "a\u{0}b", "a\u{1}b", "a\u{7f}b"] {
+            XCTAssertEqual(text(HTTPResponse(headers: ["X-A": value])), Self.plain500, value.debugDescription)
+        }
+        // Its twins: tab, space, obs-text and every visible character pass unchanged.
+        XCTAssertEqual(text(HTTPResponse(headers: ["X-A": "a\tb c caf\u{e9} !\"#()<>@[]{}"])),
+                       "HTTP/1.1 200 OK\r\nX-A: a\tb c caf\u{e9} !\"#()<>@[]{}\r\nContent-Length: 0\r\n\r\n")
+    }
+
+    func testSerialize_Sends500_WhenHeaderNameIsNotAToken() {
+        for name in ["", "X A", "X:A", "X\r\nY", "X(1)", "caf\u{e9}"] {
+            XCTAssertEqual(text(HTTPResponse(headers: [name: "1"])), Self.plain500, name.debugDescription)
+        }
+        XCTAssertEqual(text(HTTPResponse(headers: ["X-A_b.c!#$%&'*+^`|~9": "1"])), "HTTP/1.1 200 OK\r\nX-A_b.c!#$%&'*+^`|~9: 1\r\nContent-Length: 0\r\n\r\n")
+    }
+
+    func testSerialize_Sends500_WhenReasonPhraseHasCRLF() {
+        XCTAssertEqual(text(HTTPResponse(status: HTTPStatus(code: 200, reason: "OK\r\nX-Injected: 1"))), Self.plain500)
+    }
+
+    func testSerialize_Sends500_When204Or304HasABody() {
+        XCTAssertEqual(text(HTTPResponse(status: HTTPStatus(204), body: Array("<html>".utf8))), Self.plain500)
+        XCTAssertEqual(text(HTTPResponse(status: HTTPStatus(304), body: Array("<html>".utf8))), Self.plain500)
+        XCTAssertEqual(text(HTTPResponse(status: HTTPStatus(204), body: Array("x".utf8)), headOnly: true),
+                       "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\n\r\n")
+    }
+
+    func testSerialize_Sends500_WhenStatusIsInterimOrOutOfRange() {
+        for code in [100, 101, 199, 0, 99, 600, 1000, -200] {
+            XCTAssertEqual(text(HTTPResponse(status: HTTPStatus(code))), Self.plain500, "\(code)")
+        }
+    }
+
+    func testSerialize_Sends500_KeepingConnectionAndVersion() {
+        let response = HTTPResponse(headers: ["Location": "\n"])
+        XCTAssertEqual(text(response, keepAlive: false, minorVersion: 0),
+                       "HTTP/1.0 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\nConnection: close\r\n\r\n500 Internal Server Error\n")
+    }
 }

@@ -181,4 +181,46 @@ final class ServerLimitsTests: XCTestCase {
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(400))
         XCTAssertTrue(try client.waitForClose())
     }
+
+    // MARK: - Chunk extensions, trailers and HTTP/1.0 framing (probe F8): 400 and close
+
+    private static let chunkedEcho = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    func testChunkExtension_Answers400_WhenItHidesABareLF() {
+        assertRejected(Self.chunkedEcho + "1;a\nGET / HTTP/1.1\r\na\r\n0\r\n\r\n", 400)
+    }
+
+    func testChunkExtension_Answers400_WhenItHasNULOrBareCROrControlBytes() {
+        assertRejected(Self.chunkedEcho + "1;\u{0}\r\na\r\n0\r\n\r\n", 400)
+        assertRejected(Self.chunkedEcho + "1;a\rb\r\na\r\n0\r\n\r\n", 400)
+        assertRejected(Self.chunkedEcho + "1;a=\u{1}\r\na\r\n0\r\n\r\n", 400)
+        assertRejected(Self.chunkedEcho + "1;a=b c\r\na\r\n0\r\n\r\n", 400)
+    }
+
+    func testChunkExtension_Accepted_WhenTokenOrQuotedString() {
+        assertAccepted(Self.chunkedEcho + "1;name=value\r\na\r\n0\r\n\r\n", body: "a")
+        assertAccepted(Self.chunkedEcho + "1;name=\"quoted value\"\r\na\r\n0\r\n\r\n", body: "a")
+    }
+
+    func testTrailer_Answers400_WhenItHasNULControlBytesOrBareLF() {
+        // The probe's shape, with a second request behind it that must not be answered.
+        assertRejected(Self.chunkedEcho + "0\r\nX\u{0}: \u{1}bad\nline\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n", 400)
+        assertRejected(Self.chunkedEcho + "0\r\nX: bad\nline\r\n\r\n", 400)
+        assertRejected(Self.chunkedEcho + "0\r\nno colon\r\n\r\n", 400)
+    }
+
+    func testTrailer_Accepted_WhenAValidFieldLine() {
+        assertAccepted(Self.chunkedEcho + "1\r\na\r\n0\r\nX-Checksum: abc\r\n\r\n", body: "a")
+    }
+
+    func testTransferEncoding_Answers400_OnHTTP10Request() {
+        assertRejected("POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400)
+        do {
+            let client = try ServerFixture.client(server)
+            try client.send("POST /echo HTTP/1.0\r\nContent-Length: 1\r\n\r\na")
+            XCTAssertEqual(try client.readResponse().text, "a")
+        } catch {
+            XCTFail("\(error)")
+        }
+    }
 }

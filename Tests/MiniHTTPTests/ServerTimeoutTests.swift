@@ -112,4 +112,88 @@ final class ServerTimeoutTests: XCTestCase {
         let later = try ServerFixture.client(server)
         XCTAssertEqual(try later.roundTrip("GET", "/hello").text, "hi")
     }
+
+    // MARK: - Trickles cannot extend the timeouts (probe F14)
+
+    func testIdleTimeout_ClosesConnection_WhenClientTricklesEmptyLines() throws {
+        let client = try ServerFixture.client(server)
+        // An empty line every 50 ms: each gap is well inside the 0.3 s timeouts, and the parser
+        // skips empty lines, so none of them is a request; the connection must still go.
+        var closed = false
+        for _ in 0..<200 {
+            if readable(client, milliseconds: 50) {
+                closed = true
+                break
+            }
+            ServerFixture.sendIgnoringDisconnect(client, Array("\r\n".utf8))
+        }
+        XCTAssertTrue(closed, "the server kept a connection that only ever sent empty lines")
+        // Nothing to answer (no request began), so no 408: just the end of the stream.
+        XCTAssertEqual(try client.readAll(), [])
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 })
+    }
+
+    func testHeaderTimeout_Answers408_WhenEmptyLinesPrecedeAStalledRequestLine() throws {
+        let client = try ServerFixture.client(server)
+        try client.send("\r\n\r\nGET /hel")
+        XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
+        XCTAssertTrue(try client.waitForClose())
+    }
+
+    func testIdleTimeout_StillServes_WhenEmptyLinesPrecedeARequest() throws {
+        let client = try ServerFixture.client(server)
+        try client.send("\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().rawText, ServerFixture.okText("hi"))
+    }
+
+    func testWriteTimeout_DropsSlowReader_ThatKeepsReadingAFewBytesAtATime() throws {
+        // A small receive buffer, set before connecting so the window is small from the start:
+        // every few bytes the client reads let the server send a little more, which used to
+        // restart the write timeout each time.
+        let fd = try Self.connectWithSmallReceiveBuffer(port: server.port)
+        defer { close(fd) }
+        let request = Array("GET /big?bytes=67108864 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        XCTAssertEqual(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }, request.count)
+        var received = 0
+        var closed = false
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        // At most 8 KiB per half millisecond: the server can send more many times within each
+        // 0.3 s, while 64 MiB takes seconds at that pace. The bound only keeps a failing test from
+        // hanging (with progress restarting the timeout, the loop ran out with the response still
+        // coming).
+        for _ in 0..<6000 {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count == 0 || (count < 0 && errno == ECONNRESET) {
+                closed = true
+                break
+            }
+            if count > 0 { received += count }
+            usleep(500)
+        }
+        XCTAssertTrue(closed, "a client that reads slowly kept the connection open after \(received) bytes")
+        XCTAssertGreaterThan(received, 0, "the response started")
+        XCTAssertLessThan(received, 64 * 1024 * 1024)
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 })
+    }
+
+    /// A blocking IPv4 socket with a 4 KiB receive buffer, connected to the loopback `port`.
+    private static func connectWithSmallReceiveBuffer(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw RawHTTPClient.Failure.system("socket", errno) }
+        var size: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw RawHTTPClient.Failure.system("connect", code)
+        }
+        return fd
+    }
 }

@@ -37,11 +37,14 @@ public struct HTTPForm: Sendable, Equatable, Sequence {
         pairs.filter { $0.name == name }.map(\.value)
     }
 
-    /// Names that occur more than once, in first-seen order.
+    /// Names that occur more than once, each listed once, in the order their second occurrence
+    /// appears. Linear in the number of pairs: both membership checks are hash lookups (a scan of
+    /// the names already reported made a form of n distinct names each sent twice cost O(n²)).
     public var duplicatedNames: [String] {
         var seen = Set<String>()
+        var reported = Set<String>()
         var duplicated: [String] = []
-        for pair in pairs where !seen.insert(pair.name).inserted && !duplicated.contains(pair.name) {
+        for pair in pairs where !seen.insert(pair.name).inserted && reported.insert(pair.name).inserted {
             duplicated.append(pair.name)
         }
         return duplicated

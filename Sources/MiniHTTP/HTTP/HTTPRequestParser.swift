@@ -12,11 +12,13 @@ public struct HTTPRequestParser: Sendable {
         var expectsContinue: Bool
     }
 
+    /// Where a chunked body stands. `scanned` counts the bytes of the current line, from
+    /// `start`, already judged by `scanLine`, so a line arriving in pieces is scanned once.
     private enum ChunkState: Sendable {
-        case sizeLine
+        case sizeLine(scanned: Int)
         case data(remaining: Int)
         case dataEnd
-        case trailers(bytes: Int)
+        case trailers(bytes: Int, scanned: Int)
     }
 
     private enum Phase: Sendable {
@@ -60,6 +62,19 @@ public struct HTTPRequestParser: Sendable {
     public var isReadingHead: Bool {
         if case .head = phase { return true }
         return false
+    }
+
+    /// Body bytes the request being received will hold, as far as its framing has declared them:
+    /// its Content-Length once the head is parsed; for chunked framing, the bytes decoded so far
+    /// plus the rest of the chunk being read. 0 while a head is arriving. The server reserves
+    /// this against its shared body budget before the bytes arrive.
+    public var pendingBodyBytes: Int {
+        switch phase {
+        case .head: 0
+        case .fixedBody(_, let length): length
+        case .chunked(_, .data(let remaining), let body): body.count + remaining
+        case .chunked(_, _, let body): body.count
+        }
     }
 
     /// True when the head is complete, asked for `Expect: 100-continue`, and the body is pending.
@@ -125,7 +140,7 @@ public struct HTTPRequestParser: Sendable {
         if headEnd - start > limits.maxHeadBytes { throw .headTooLarge }
         let head = try Self.parseHeadBytes(storage[start..<terminator], limits: limits)
         start = headEnd
-        let framing = try Self.framing(of: head.headers, limits: limits)
+        let framing = try Self.framing(of: head, limits: limits)
         switch framing {
         case .none:
             phase = .head(scanned: start)
@@ -134,17 +149,20 @@ public struct HTTPRequestParser: Sendable {
             phase = .fixedBody(head, length: length)
             return .some(nil)
         case .chunked:
-            phase = .chunked(head, .sizeLine, body: [])
+            phase = .chunked(head, .sizeLine(scanned: 0), body: [])
             return .some(nil)
         }
     }
 
     private enum Framing { case none, length(Int), chunked }
 
-    private static func framing(of headers: HTTPHeaders, limits: HTTPLimits) throws(HTTPParseError) -> Framing {
-        let encodings = headers.values("Transfer-Encoding")
-        let lengths = headers.values("Content-Length")
+    private static func framing(of head: Head, limits: HTTPLimits) throws(HTTPParseError) -> Framing {
+        let encodings = head.headers.values("Transfer-Encoding")
+        let lengths = head.headers.values("Content-Length")
         if !encodings.isEmpty {
+            // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 request is faulty framing; a 1.0
+            // intermediary may have passed the body through unchunked, so the stream is unusable.
+            if head.minorVersion == 0 { throw .malformed("Transfer-Encoding in HTTP/1.0 request") }
             if !lengths.isEmpty { throw .conflictingFraming }
             let codings = encodings.flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces().lowercasedASCII() }
             guard codings == ["chunked"] else { throw .unsupportedTransferEncoding }
@@ -187,7 +205,7 @@ public struct HTTPRequestParser: Sendable {
 
         let parts = requestLine.split(separator: 32, omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .malformed("malformed request line") }
-        guard !parts[0].isEmpty, parts[0].allSatisfy(isTokenByte) else { throw .malformed("invalid method") }
+        guard !parts[0].isEmpty, parts[0].allSatisfy(HTTPSyntax.isTokenByte) else { throw .malformed("invalid method") }
         let target = parts[1]
         guard !target.isEmpty, target.first == UInt8(ascii: "/"), target.allSatisfy({ $0 > 32 && $0 < 127 }) else {
             throw .malformed("invalid request target")
@@ -207,11 +225,11 @@ public struct HTTPRequestParser: Sendable {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw .malformed("header line without ':'") }
             let name = line[line.startIndex..<colon]
             // RFC 9112 §5.1: no whitespace between name and colon; §5.2: obs-fold is rejected.
-            guard !name.isEmpty, name.allSatisfy(isTokenByte) else { throw .malformed("invalid header name") }
+            guard !name.isEmpty, name.allSatisfy(HTTPSyntax.isTokenByte) else { throw .malformed("invalid header name") }
             var value = line[(colon + 1)...]
             while let first = value.first, first == 32 || first == 9 { value.removeFirst() }
             while let last = value.last, last == 32 || last == 9 { value.removeLast() }
-            guard value.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { throw .malformed("invalid header value") }
+            guard value.allSatisfy(HTTPSyntax.isFieldValueByte) else { throw .malformed("invalid header value") }
             headers.add(String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
         }
         if minor == 1 && headers.values("Host").count != 1 { throw .malformed("HTTP/1.1 request needs exactly one Host header") }
@@ -227,15 +245,6 @@ public struct HTTPRequestParser: Sendable {
                     headers: headers, expectsContinue: expectsContinue)
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default:
-            Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
-    }
-
     // MARK: - Chunked body (RFC 9112 §7.1)
 
     /// Decodes as far as the buffer allows; nil means more bytes are needed (state saved in `phase`).
@@ -244,25 +253,18 @@ public struct HTTPRequestParser: Sendable {
         var body = initialBody
         while true {
             switch state {
-            case .sizeLine:
-                guard let lineEnd = findCRLF(from: start, limit: limits.maxChunkLineBytes) else {
-                    // One byte more than the limit may be a full-length line's CR with its LF still to come.
-                    if bufferedByteCount > limits.maxChunkLineBytes + 1 { throw .malformed("chunk size line too long") }
-                    phase = .chunked(head, state, body: body)
+            case .sizeLine(let scanned):
+                let scan = try scanLine(from: scanned, limit: limits.maxChunkLineBytes, tooLong: .malformed("chunk size line too long"), in: "chunk size line")
+                guard let lineEnd = scan.end else {
+                    phase = .chunked(head, .sizeLine(scanned: scan.scanned), body: body)
                     return nil
                 }
-                // RFC 9112 §7.1: chunk-size is 1*HEXDIG; only whitespace before a `;` extension (BWS) is allowed.
-                var sizePart = storage[start..<lineEnd].prefix { $0 != UInt8(ascii: ";") }
-                while let last = sizePart.last, last == 32 || last == 9 { sizePart.removeLast() }
-                guard !sizePart.isEmpty, sizePart.allSatisfy(Self.isHexDigit) else { throw .malformed("invalid chunk size") }
-                guard sizePart.count <= 8, let size = Int(String(decoding: sizePart, as: UTF8.self), radix: 16) else {
-                    throw .bodyTooLarge
-                }
+                let size = try Self.chunkSize(storage[start..<lineEnd])
                 start = lineEnd + 2
                 if size == 0 {
-                    state = .trailers(bytes: 0)
+                    state = .trailers(bytes: 0, scanned: 0)
                 } else {
-                    if body.count + size > limits.maxBodyBytes { throw .bodyTooLarge }
+                    if size > limits.maxBodyBytes - body.count { throw .bodyTooLarge }
                     state = .data(remaining: size)
                 }
             case .data(let remaining):
@@ -281,29 +283,145 @@ public struct HTTPRequestParser: Sendable {
                 }
                 guard storage[start] == 13 && storage[start + 1] == 10 else { throw .malformed("chunk data not followed by CRLF") }
                 start += 2
-                state = .sizeLine
-            case .trailers(let seen):
-                guard let lineEnd = findCRLF(from: start, limit: limits.maxHeadBytes - seen) else {
-                    if seen + bufferedByteCount > limits.maxHeadBytes { throw .headTooLarge }
-                    phase = .chunked(head, state, body: body)
+                state = .sizeLine(scanned: 0)
+            case .trailers(let seen, let scanned):
+                // The trailer section, each line with its CRLF, fits in `maxHeadBytes` like a head.
+                let scan = try scanLine(from: scanned, limit: limits.maxHeadBytes - seen - 2, tooLong: .headTooLarge, in: "trailer section")
+                guard let lineEnd = scan.end else {
+                    phase = .chunked(head, .trailers(bytes: seen, scanned: scan.scanned), body: body)
                     return nil
                 }
                 let length = lineEnd - start
+                if length == 0 {
+                    start = lineEnd + 2
+                    return body
+                }
+                try Self.validateTrailerField(storage[start..<lineEnd])
                 start = lineEnd + 2
-                if length == 0 { return body }
-                state = .trailers(bytes: seen + length + 2)
+                state = .trailers(bytes: seen + length + 2, scanned: 0)
             }
         }
     }
 
-    private func findCRLF(from: Int, limit: Int) -> Int? {
-        var index = from
-        let end = min(storage.count - 1, from + limit + 1)
+    /// Looks for the end of the line starting at `start`, resuming after the `scanned` bytes of
+    /// it judged before. `end` is the index of its CR once the CRLF has arrived, else nil, with
+    /// `scanned` saying where to resume. Bytes are judged in order, each by the bytes before it
+    /// alone, so the verdict is the same however the stream was cut into reads. Throws at the
+    /// first bare CR, bare LF or control byte other than HTAB (none may appear in a chunk line or
+    /// a field line: RFC 9112 §2.2, §7.1.1, §7.1.2; RFC 9110 §5.5), or `tooLong` once the line's
+    /// content would pass `limit` bytes.
+    private func scanLine(from scanned: Int, limit: Int, tooLong: HTTPParseError, in what: String) throws(HTTPParseError) -> (end: Int?, scanned: Int) {
+        var index = start + scanned
+        let end = storage.count
         while index < end {
-            if storage[index] == 13 && storage[index + 1] == 10 { return index }
+            let byte = storage[index]
+            if byte == 13 {
+                guard index + 1 < end else { return (nil, index - start) }
+                guard storage[index + 1] == 10 else { throw .malformed("bare CR in \(what)") }
+                return (index, index - start)
+            }
+            if index - start >= limit { throw tooLong }
+            if byte == 10 { throw .malformed("bare LF in \(what)") }
+            if byte != 9 && (byte < 32 || byte == 127) { throw .malformed("control character in \(what)") }
             index += 1
         }
+        return (nil, index - start)
+    }
+
+    /// Parses a chunk-size line without its CRLF and returns the size (RFC 9112 §7.1, §7.1.1):
+    ///
+    ///     chunk-size [ chunk-ext ]
+    ///     chunk-ext     = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+    ///     chunk-ext-name = token
+    ///     chunk-ext-val  = token / quoted-string
+    ///
+    /// Extensions are checked, then ignored.
+    private static func chunkSize(_ line: ArraySlice<UInt8>) throws(HTTPParseError) -> Int {
+        var index = line.startIndex
+        while index < line.endIndex && isHexDigit(line[index]) { index += 1 }
+        let digits = line[line.startIndex..<index]
+        // RFC 9112 §7.1: chunk-size is 1*HEXDIG; only whitespace before a `;` (BWS) may follow it.
+        let afterSpace = skipWhitespace(line, from: index)
+        guard !digits.isEmpty, index == line.endIndex || (afterSpace < line.endIndex && line[afterSpace] == UInt8(ascii: ";")) else {
+            throw .malformed("invalid chunk size")
+        }
+        guard Self.isValidChunkExtensions(line[index...]) else { throw .malformed("invalid chunk extension") }
+        guard digits.count <= 8, let size = Int(String(decoding: digits, as: UTF8.self), radix: 16) else {
+            throw .bodyTooLarge
+        }
+        return size
+    }
+
+    /// True when `text` is `*( BWS ";" BWS token [ BWS "=" BWS ( token / quoted-string ) ] )`.
+    private static func isValidChunkExtensions(_ text: ArraySlice<UInt8>) -> Bool {
+        var index = text.startIndex
+        while index < text.endIndex {
+            index = skipWhitespace(text, from: index)
+            guard index < text.endIndex, text[index] == UInt8(ascii: ";") else { return false }
+            let nameStart = skipWhitespace(text, from: index + 1)
+            index = skipToken(text, from: nameStart)
+            guard index > nameStart else { return false }
+            let beforeSpace = index
+            index = skipWhitespace(text, from: index)
+            guard index < text.endIndex, text[index] == UInt8(ascii: "=") else {
+                // No value: the whitespace, if any, belongs to the next `BWS ";"`.
+                index = beforeSpace
+                continue
+            }
+            index = skipWhitespace(text, from: index + 1)
+            guard index < text.endIndex else { return false }
+            if text[index] == UInt8(ascii: "\"") {
+                guard let end = quotedStringEnd(text, from: index) else { return false }
+                index = end
+            } else {
+                let valueStart = index
+                index = skipToken(text, from: index)
+                guard index > valueStart else { return false }
+            }
+        }
+        return true
+    }
+
+    /// The index after the quoted-string opening at `from`, or nil when it is malformed
+    /// (RFC 9110 §5.6.4: qdtext is HTAB, SP, VCHAR except `"` and `\`, or obs-text;
+    /// a quoted-pair is `\` and HTAB, SP, VCHAR or obs-text).
+    private static func quotedStringEnd(_ text: ArraySlice<UInt8>, from: Int) -> Int? {
+        var index = from + 1
+        while index < text.endIndex {
+            let byte = text[index]
+            switch byte {
+            case UInt8(ascii: "\""): return index + 1
+            case UInt8(ascii: "\\"):
+                guard index + 1 < text.endIndex, HTTPSyntax.isFieldValueByte(text[index + 1]) else { return nil }
+                index += 2
+            default:
+                guard HTTPSyntax.isFieldValueByte(byte) else { return nil }
+                index += 1
+            }
+        }
         return nil
+    }
+
+    /// Checks one trailer line as a field line (RFC 9112 §7.1.2, §5): a token, `:`, a field
+    /// value. The line scan already refused CR, LF and other controls; no obs-fold (§5.2).
+    private static func validateTrailerField(_ line: ArraySlice<UInt8>) throws(HTTPParseError) {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")),
+              colon > line.startIndex, line[line.startIndex..<colon].allSatisfy(HTTPSyntax.isTokenByte),
+              line[(colon + 1)...].allSatisfy(HTTPSyntax.isFieldValueByte) else {
+            throw .malformed("invalid trailer field")
+        }
+    }
+
+    private static func skipWhitespace(_ text: ArraySlice<UInt8>, from: Int) -> Int {
+        var index = from
+        while index < text.endIndex && (text[index] == 32 || text[index] == 9) { index += 1 }
+        return index
+    }
+
+    private static func skipToken(_ text: ArraySlice<UInt8>, from: Int) -> Int {
+        var index = from
+        while index < text.endIndex && HTTPSyntax.isTokenByte(text[index]) { index += 1 }
+        return index
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {

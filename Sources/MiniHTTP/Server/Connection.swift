@@ -26,16 +26,25 @@ final class Connection {
     /// True while `processInput` runs: a response finished inside it returns to that loop instead
     /// of recursing, so a burst of pipelined requests cannot overflow the loop thread's stack.
     private var processingInput = false
-    /// Monotonic times (ns): the current request's first byte, and the last progress.
+    /// Monotonic times (ns). `idleSince`: when the connection last became idle (accepted, or
+    /// its last response fully written); bytes received do not move it. `requestStarted`: the
+    /// current request's first byte, empty lines before its request line included (RFC 9112 §2.2),
+    /// so a trickle of empty lines is timed like a slow head. `responseQueued`: when the response
+    /// being written was queued; the write timeout is a deadline from there, which a client
+    /// reading a few bytes at a time cannot push back (probe F14).
+    var idleSince: UInt64
     var requestStarted: UInt64?
-    var lastActivity: UInt64
+    var responseQueued: UInt64 = 0
+    /// Request-body bytes this connection holds against the server's `maxBufferedBodyBytes`,
+    /// from when a body's size is known until its response is queued or the connection closes.
+    private(set) var reservedBodyBytes = 0
 
     init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, now: UInt64) {
         self.id = id
         self.fd = fd
         self.loop = loop
         self.parser = HTTPRequestParser(limits: limits)
-        self.lastActivity = now
+        self.idleSince = now
     }
 
     /// Reads what the socket has; returns false when the connection was closed.
@@ -55,7 +64,6 @@ final class Connection {
                 break
             }
             if requestStarted == nil { requestStarted = now }
-            lastActivity = now
             parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
             total += count
         }
@@ -80,13 +88,23 @@ final class Connection {
                     loop.close(self)
                     return
                 }
+                // Before any 100 Continue: a body that does not fit is refused before it is sent.
+                guard reserveBodyBudget(parser.pendingBodyBytes) else {
+                    fail(.serviceUnavailable, now: now)
+                    return
+                }
                 if parser.isAwaitingContinue && !continueSent {
                     continueSent = true
                     queue(HTTPResponseSerializer.continueResponse)
                     flush(now: now)
                 }
-                if !parser.hasPartialRequest { requestStarted = nil }
+                // `requestStarted` stays set when only empty lines came: they start the header timer.
                 updateInterest()
+                return
+            }
+            // A request whose body arrived in the same read as its head is reserved here.
+            guard reserveBodyBudget(request.body.count) else {
+                fail(.serviceUnavailable, now: now)
                 return
             }
             requestStarted = parser.hasPartialRequest ? now : nil
@@ -133,9 +151,11 @@ final class Connection {
     /// Queues the response to the request being handled and starts writing it.
     func respond(_ response: HTTPResponse, headOnly: Bool, minorVersion: Int, now: UInt64) {
         guard state == .handling else { return }
+        releaseBodyBudget()
         if loop.isDraining { closeAfterResponse = true }
         queue(HTTPResponseSerializer.serialize(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion))
         state = .writing
+        responseQueued = now
         flush(now: now)
     }
 
@@ -161,7 +181,6 @@ final class Connection {
             switch result {
             case .success(let sent):
                 outputSent += sent
-                lastActivity = now
             case .failure(let error):
                 if error.isWouldBlock {
                     updateInterest()
@@ -182,7 +201,9 @@ final class Connection {
             return
         }
         state = .reading
-        lastActivity = now
+        idleSince = now
+        // A pipelined request already begun is timed from now, when the server starts reading it.
+        if requestStarted != nil { requestStarted = now }
         if loop.isDraining && !parser.hasPartialRequest {
             loop.close(self)
             return
@@ -210,21 +231,43 @@ final class Connection {
         since >= now ? 0 : Double(now - since) / 1e9
     }
 
-    /// Applies the timeouts; returns true when the connection should go.
+    /// Applies the timeouts: answers 408 and closes, or just closes, a connection past one.
     func checkTimeouts(now: UInt64, limits: HTTPLimits) {
         func elapsed(_ since: UInt64) -> Double { Self.seconds(from: since, to: now) }
         switch state {
         case .reading:
-            if let started = requestStarted, parser.hasPartialRequest {
+            let partial = parser.hasPartialRequest
+            if let started = requestStarted {
                 let limit = parser.isReadingHead ? limits.headerTimeout : limits.requestTimeout
-                if elapsed(started) > limit { fail(.requestTimeout, now: now) }
-            } else if elapsed(lastActivity) > limits.idleTimeout || loop.isDraining {
+                if elapsed(started) > limit {
+                    // Nothing but empty lines: no request to answer, so close as an idle connection.
+                    if partial { fail(.requestTimeout, now: now) } else { loop.close(self) }
+                } else if !partial && loop.isDraining {
+                    loop.close(self)
+                }
+            } else if elapsed(idleSince) > limits.idleTimeout || loop.isDraining {
                 loop.close(self)
             }
         case .writing:
-            if elapsed(lastActivity) > limits.writeTimeout { loop.close(self) }
+            if elapsed(responseQueued) > limits.writeTimeout { loop.close(self) }
         case .handling, .closed:
             break
         }
+    }
+
+    /// Grows this connection's body reservation to `count` bytes; false when the server's budget
+    /// cannot cover it (the reservation is then unchanged).
+    private func reserveBodyBudget(_ count: Int) -> Bool {
+        guard count > reservedBodyBytes else { return true }
+        guard loop.core.reserveBodyBytes(count - reservedBodyBytes) else { return false }
+        reservedBodyBytes = count
+        return true
+    }
+
+    /// Returns the whole reservation to the server's budget (a response was queued, or the
+    /// connection closes). Safe to call more than once.
+    func releaseBodyBudget() {
+        loop.core.releaseBodyBytes(reservedBodyBytes)
+        reservedBodyBytes = 0
     }
 }

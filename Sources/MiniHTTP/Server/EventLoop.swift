@@ -13,7 +13,8 @@ final class EventLoop: @unchecked Sendable {
     private static let wakeToken: UInt64 = 1
 
     let routes: RouteTable
-    private let core: ServerCore
+    /// The state all loops of the server share (limits, body budget, connection count).
+    let core: ServerCore
     private let epollFD: Int32
     private let wakeFD: Int32
     /// Jobs from other threads; nil once the loop has ended and closed its descriptors.
@@ -257,7 +258,9 @@ final class EventLoop: @unchecked Sendable {
     private func drain() {
         guard !isDraining else { return }
         isDraining = true
-        drainDeadline = Syscall.monotonicNanoseconds() + UInt64(core.configuration.shutdownGrace * 1e9)
+        // Clamped: a negative, NaN or enormous grace must not trap in the conversion.
+        let grace = min(max(core.configuration.shutdownGrace, 0), 1e9)
+        drainDeadline = Syscall.monotonicNanoseconds() + UInt64(grace.isNaN ? 0 : grace * 1e9)
         removeListener()
         listenerPausedUntil = nil
         for connection in Array(connections.values) where connection.state == .reading && !connection.parser.hasPartialRequest {
@@ -278,10 +281,11 @@ final class EventLoop: @unchecked Sendable {
         _ = mh_epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, events, connection.id)
     }
 
-    /// Closes a connection exactly once and forgets it.
+    /// Closes a connection exactly once, forgets it and returns its body reservation.
     func close(_ connection: Connection) {
         guard connection.state != .closed else { return }
         connection.state = .closed
+        connection.releaseBodyBudget()
         connections[connection.id] = nil
         Syscall.close(connection.fd)
         core.releaseConnection()

@@ -14,6 +14,9 @@ public final class HTTPServer: Sendable {
     public let host: String
     /// The bound port (the real one when 0 was configured).
     public let port: Int
+    /// Connections this server holds at once: `configuration.maxConnections`, capped so that
+    /// clients cannot take the descriptors the process needs for itself (see `connectionLimit`).
+    public let maxConnections: Int
     private let core: ServerCore
     private let loops: [EventLoop]
     private let stopped = DispatchGroup()
@@ -25,18 +28,23 @@ public final class HTTPServer: Sendable {
         self.configuration = core.configuration
         self.host = core.listener.host
         self.port = core.listener.port
+        self.maxConnections = core.maxConnections
         self.loops = loops
         self.runningLoops = Atomic(loops.count)
     }
 
     /// Binds, starts the event loops and returns the running server.
     public static func start(configuration: HTTPServerConfiguration, routes: RouteTable) throws(SocketError) -> HTTPServer {
-        raiseDescriptorLimit()
+        let descriptorLimit = raiseDescriptorLimit()
+        // Before any client can fill the descriptor table (probe F1).
+        _ = runtimeWarmUp
+        let loopCount = max(1, configuration.eventLoopCount)
+        let limit = connectionLimit(configured: configuration.maxConnections, descriptorLimit: descriptorLimit, eventLoops: loopCount)
         let listener = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
-        let core = ServerCore(configuration: configuration, routes: routes, listener: listener)
+        let core = ServerCore(configuration: configuration, routes: routes, listener: listener, maxConnections: limit)
         var loops: [EventLoop] = []
         do {
-            for _ in 0..<max(1, configuration.eventLoopCount) { loops.append(try EventLoop(core: core)) }
+            for _ in 0..<loopCount { loops.append(try EventLoop(core: core)) }
         } catch {
             listener.close()
             throw error
@@ -61,6 +69,9 @@ public final class HTTPServer: Sendable {
 
     /// Connections open right now.
     public var openConnections: Int { core.openConnections }
+
+    /// Request-body bytes reserved right now against `configuration.maxBufferedBodyBytes`.
+    public var reservedBodyBytes: Int { core.reservedBodyBytes }
 
     /// Begins a graceful stop; returns at once. Safe to call more than once.
     public func shutdown() {
@@ -97,11 +108,48 @@ public final class HTTPServer: Sendable {
         waitUntilStopped()
     }
 
-    /// Lifts the soft open-file limit to the hard one so thousands of clients fit.
-    private static func raiseDescriptorLimit() {
+    /// Lifts the soft open-file limit to the hard one so thousands of clients fit; returns the
+    /// soft limit now in force (`Int.max` when it cannot be read).
+    private static func raiseDescriptorLimit() -> Int {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return Int.max }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        // RLIM_INFINITY is UInt64.max: clamp rather than trap.
+        return Int(clamping: limit.rlim_cur)
     }
+
+    /// The connections a server may hold when the process may open `descriptorLimit` files.
+    ///
+    /// Each connection is one descriptor, and when clients take the last one the process cannot
+    /// open what it needs itself; libdispatch even traps when it cannot create its epoll, eventfd
+    /// and timerfd (probe F1). So a reserve stays free for: standard I/O, the listener, two
+    /// descriptors per event loop (epoll and eventfd), the Swift runtime's and libdispatch's own,
+    /// files the application reads and outbound connections it makes (a notification client).
+    /// The reserve is an eighth of the limit, at least 32 (the few fixed ones with room to spare
+    /// on a small limit such as 64) and at most 1,024 (more than a mock ever needs for itself),
+    /// plus the loops' descriptors. A limit too small for the reserve still leaves 1 connection.
+    static func connectionLimit(configured: Int, descriptorLimit: Int, eventLoops: Int) -> Int {
+        let reserve = min(max(32, descriptorLimit / 8), 1024) + 2 * max(1, eventLoops)
+        let available = descriptorLimit > reserve ? descriptorLimit - reserve : 1
+        return min(configured, available)
+    }
+
+    /// Runs one throw-away task that sleeps for a millisecond, once per process, and waits for it.
+    /// The concurrency runtime and libdispatch create their worker threads and their epoll,
+    /// eventfd and timerfd descriptors lazily, on first use: left to the first deferred request,
+    /// that can be a moment when clients hold every descriptor, and libdispatch then traps
+    /// (probe F1). `start` is synchronous, so it may block here; the wait is bounded so that a
+    /// caller on a saturated cooperative pool is delayed, never deadlocked.
+    private static let runtimeWarmUp: Void = {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            try? await Task.sleep(nanoseconds: 1_000_000)
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + .seconds(5))
+    }()
 }

@@ -8,8 +8,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var eventLoopCount: Int = HTTPServerConfiguration.activeProcessors
     /// Listen backlog.
     public var backlog: Int32 = 1024
-    /// Connections held at once; further ones are accepted and closed at once.
+    /// Connections held at once; further ones are accepted and closed at once. The server may
+    /// hold fewer: `HTTPServer.maxConnections` is this capped by the open-file limit.
     public var maxConnections: Int = 50_000
+    /// Request-body bytes all connections together may buffer, from when a body's size is known
+    /// (its Content-Length, or each chunk's size line) until its response is queued or the
+    /// connection closes. A request that would pass it is answered 503 and its connection closed.
+    /// The default, 64 MiB, is 64 bodies of `limits.maxBodyBytes` at once, far beyond what the
+    /// forms a mock serves need, and keeps memory bounded whatever `maxConnections` is (probe F11).
+    public var maxBufferedBodyBytes: Int = 64 * 1024 * 1024
     /// Size, time and count limits on clients.
     public var limits = HTTPLimits()
     /// Seconds a graceful shutdown waits for in-flight requests before closing everything.

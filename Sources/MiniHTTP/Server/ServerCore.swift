@@ -1,27 +1,32 @@
 import Synchronization
 
-/// What every event loop of one server shares: its configuration, routes, listener and the
-/// connection count.
+/// What every event loop of one server shares: its configuration, routes, listener, the
+/// connection count and the request-body budget.
 final class ServerCore: Sendable {
     let configuration: HTTPServerConfiguration
     let routes: RouteTable
     let listener: ListeningSocket
+    /// Connections held at once: `configuration.maxConnections` capped by the descriptor limit.
+    let maxConnections: Int
     private let open = Atomic<Int>(0)
+    /// Request-body bytes reserved by all connections, against `configuration.maxBufferedBodyBytes`.
+    private let bufferedBody = Atomic<Int>(0)
     /// The running loops, for spreading accepted connections; emptied when the server ends so
     /// that loops and core do not keep each other alive.
     private let loops = Mutex<[EventLoop]>([])
     private let placements = Atomic<Int>(0)
 
-    init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket) {
+    init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket, maxConnections: Int) {
         self.configuration = configuration
         self.routes = routes
         self.listener = listener
+        self.maxConnections = maxConnections
     }
 
     /// Counts a new connection; false when the server is full.
     func reserveConnection() -> Bool {
         let now = open.add(1, ordering: .relaxed).newValue
-        if now > configuration.maxConnections {
+        if now > maxConnections {
             open.subtract(1, ordering: .relaxed)
             return false
         }
@@ -31,6 +36,24 @@ final class ServerCore: Sendable {
     /// Uncounts a closed connection.
     func releaseConnection() {
         open.subtract(1, ordering: .relaxed)
+    }
+
+    /// Reserves `count` more body bytes; false (and nothing reserved) when that would pass the budget.
+    func reserveBodyBytes(_ count: Int) -> Bool {
+        guard count > 0 else { return true }
+        guard count <= configuration.maxBufferedBodyBytes else { return false }
+        let now = bufferedBody.add(count, ordering: .relaxed).newValue
+        if now > configuration.maxBufferedBodyBytes {
+            bufferedBody.subtract(count, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Returns `count` body bytes to the budget.
+    func releaseBodyBytes(_ count: Int) {
+        guard count > 0 else { return }
+        bufferedBody.subtract(count, ordering: .relaxed)
     }
 
     /// Records the loops once they exist.
@@ -46,10 +69,14 @@ final class ServerCore: Sendable {
     /// The loop that serves the next accepted connection, in turn. Whichever loop the kernel
     /// wakes accepts a burst of connections at once; handing them round keeps every core busy.
     func loopForNewConnection() -> EventLoop? {
-        let turn = placements.add(1, ordering: .relaxed).oldValue
+        // The counter wraps (Atomic adds wrap); the mask keeps the index non-negative regardless.
+        let turn = placements.add(1, ordering: .relaxed).oldValue & Int.max
         return loops.withLock { $0.isEmpty ? nil : $0[turn % $0.count] }
     }
 
     /// Connections open now.
     var openConnections: Int { open.load(ordering: .relaxed) }
+
+    /// Body bytes reserved now.
+    var reservedBodyBytes: Int { bufferedBody.load(ordering: .relaxed) }
 }
