@@ -31,25 +31,27 @@ public final class NotificationDeliverer: Sendable {
     private let retryDelays: [Int]
     private let realTime: @Sendable () -> Double
     private let log: @Sendable (String) -> Void
-    private let stoppedWorkers = DispatchGroup()
+    /// Starts the workers, once, when the first notification is queued: a mock that sends none
+    /// keeps no idle threads (idle memory is a benchmark target).
+    private let startWorkers = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// A deliverer for `mockState`'s outbox, with `workers` threads started by `startThread`.
     init(mockState: MockState, transport: any NotificationTransport, retryDelays: [Int], workers: Int,
          realTime: @escaping @Sendable () -> Double, log: @escaping @Sendable (String) -> Void,
-         startThread: (String, @escaping @Sendable () -> Void) -> Void) {
+         startThread: @escaping @Sendable (String, @escaping @Sendable () -> Void) -> Void) {
         self.mockState = mockState
         self.transport = transport
         self.retryDelays = retryDelays
         self.realTime = realTime
         self.log = log
-        mockState.onOutbox { [weak self] in self?.collect() }
+        var threads: [@Sendable () -> Void] = []
         for index in 0..<max(1, workers) {
-            stoppedWorkers.enter()
-            startThread("notify-\(index)") { [self] in
-                work()
-                stoppedWorkers.leave()
-            }
+            let name = "notify-\(index)"
+            threads.append { [unowned self] in startThread(name) { [self] in work() } }
         }
+        let all = threads
+        startWorkers.withLock { $0 = { for start in all { start() } } }
+        mockState.onOutbox { [weak self] in self?.collect() }
     }
 
     // MARK: - Log
@@ -93,7 +95,13 @@ public final class NotificationDeliverer: Sendable {
         if !dropped.isEmpty || uncounted > 0 {
             log("notification outbox full: \(dropped.count + uncounted) notifications dropped")
         }
-        if !queued.isEmpty { wakeup.signal() }
+        if !queued.isEmpty {
+            startWorkers.withLock { start in
+                defer { start = nil }
+                return start
+            }?()
+            wakeup.signal()
+        }
     }
 
     private func append(_ state: inout State, _ record: NotificationRecord) {
