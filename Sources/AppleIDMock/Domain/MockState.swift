@@ -48,33 +48,28 @@ public final class MockState: Sendable {
     @discardableResult
     func perform<T, E: Error>(_ operation: (inout World, Int64) throws(E) -> T) throws(E) -> (T, [DomainEvent]) {
         let real = realTime()
-        var queued = false
-        let outcome = try guarded.withLock { (guarded: inout Guarded) throws(E) -> (T, [DomainEvent]) in
-            defer { queued = !guarded.world.outbox.isEmpty || !guarded.world.droppedNotifications.isEmpty }
+        let (outcome, queued) = guarded.withLock { (guarded: inout Guarded) -> (Result<(T, [DomainEvent]), E>, Bool) in
             let now = guarded.world.clock.seconds(real: real)
             guarded.world.preciseNow = guarded.world.clock.now(real: real)
             guarded.world.pendingEvents = []
-            // The scenario's timeline fires as the clock passes it, before anything else happens then.
+            // The scenario's timeline fires as the clock passes it, before anything else happens then;
+            // its events stand even when the operation itself is refused.
             guarded.world.fireTimeline(now: now)
             let timelineEvents = guarded.world.pendingEvents
-            let result: T
+            let outcome: Result<(T, [DomainEvent]), E>
             do throws(E) {
-                result = try operation(&guarded.world, now)
+                let result = try operation(&guarded.world, now)
+                outcome = .success((result, guarded.world.pendingEvents))
             } catch {
-                // A refused operation changes nothing; timeline events fired before it stand.
                 guarded.world.pendingEvents = timelineEvents
-                record(&guarded, guarded.world.pendingEvents, real: real)
-                guarded.world.pendingEvents = []
-                throw error
+                outcome = .failure(error)
             }
-            let events = guarded.world.pendingEvents
+            record(&guarded, guarded.world.pendingEvents, real: real)
             guarded.world.pendingEvents = []
-            _ = timelineEvents
-            record(&guarded, events, real: real)
-            return (result, events)
+            return (outcome, !guarded.world.outbox.isEmpty || !guarded.world.droppedNotifications.isEmpty)
         }
         if queued { notifyOutbox() }
-        return outcome
+        return try outcome.get()
     }
 
     /// Keeps `events` in the recent-events log (a reset moves the clock: its events carry the new time).
