@@ -4,23 +4,37 @@ extension AppleIDDomain {
     /// Authenticates the client of a token, revoke or migration request (apple-reference.md §3):
     /// returns its directory entry or throws `invalid_client`.
     public func authenticateClient(clientID: String?, clientSecret: String?, now: Int64) throws(OAuthError) -> ClientDirectory.Entry {
+        let client = try signedClient(clientID: clientID, clientSecret: clientSecret)
+        try client.check(clientSecrets, at: now)
+        return client.entry
+    }
+
+    /// The client of a request whose `client_secret` signature checked out; its claims are
+    /// checked against the clock by `SignedClient.check`, inside the operation that follows.
+    func signedClient(clientID: String?, clientSecret: String?) throws(OAuthError) -> SignedClient {
         guard let clientID, let entry = clients.entry(clientID), let clientSecret else { throw .invalidClient }
-        try clientSecrets.verify(clientSecret, clientID: clientID, teamID: entry.team.teamID, now: now)
-        return entry
+        return SignedClient(entry: entry, claims: try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID))
     }
 
     /// `POST /auth/token` over already-decoded form fields (§1.3): authenticates the client,
     /// then runs the grant. Returns the JSON answer or throws Apple's error (`OAuthError`; a
-    /// signing failure is the mock's own fault and surfaces as a logged 500).
+    /// signing failure is the mock's own fault and surfaces as a logged 500). The secret's time
+    /// checks and the grant are one critical section: one read of the clock for both.
     public func token(_ form: [String: String]) throws -> JSONObject {
-        let entry = try authenticateClient(clientID: form["client_id"], clientSecret: form["client_secret"], now: state.now)
+        let client = try signedClient(clientID: form["client_id"], clientSecret: form["client_secret"])
+        let entry = client.entry
+        let verifier = clientSecrets
         let lifetime = JSONValue.int(Int64(scenario.lifetimes.accessToken))
         var answer = JSONObject()
         switch form["grant_type"] {
         case "authorization_code":
-            guard let code = form["code"], !code.isEmpty else { throw OAuthError.invalidRequest }
+            guard let code = form["code"], !code.isEmpty else {
+                try client.check(verifier, at: state.now)
+                throw OAuthError.invalidRequest
+            }
             let granted = try state.perform { world, now throws(OAuthError) in
-                try world.redeem(code: code, entry: entry, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], now: now)
+                try client.check(verifier, at: now)
+                return try world.redeem(code: code, entry: entry, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], now: now)
             }.0
             answer["access_token"] = .string(granted.accessToken)
             answer["token_type"] = "Bearer"
@@ -28,22 +42,35 @@ extension AppleIDDomain {
             answer["refresh_token"] = granted.refreshToken.map(JSONValue.string) ?? .null
             answer["id_token"] = .string(try signed(granted))
         case "refresh_token":
-            guard let token = form["refresh_token"], !token.isEmpty else { throw OAuthError.invalidRequest }
-            let granted = try state.read { world, now in Result { () throws(OAuthError) in try world.refresh(token: token, entry: entry, now: now) } }.get()
+            guard let token = form["refresh_token"], !token.isEmpty else {
+                try client.check(verifier, at: state.now)
+                throw OAuthError.invalidRequest
+            }
+            let granted = try state.read { world, now in
+                Result { () throws(OAuthError) in
+                    try client.check(verifier, at: now)
+                    return try world.refresh(token: token, entry: entry, now: now)
+                }
+            }.get()
             answer["access_token"] = .string(granted.accessToken)
             answer["token_type"] = "Bearer"
             answer["expires_in"] = lifetime
             if scenario.compatibility.refreshReturnsRefreshToken { answer["refresh_token"] = .string(token) }
             if scenario.compatibility.refreshReturnsIDToken { answer["id_token"] = .string(try signed(granted)) }
         case "client_credentials":
+            try client.check(verifier, at: state.now)
             // Only for team-transfer migration (§8 [D]).
             guard form["scope"] == "user.migration" else { throw OAuthError.invalidScope }
             let token = try state.read { world, now in Result { () throws(OAuthError) in try world.clientCredentials(entry: entry, now: now) } }.get()
             answer["access_token"] = .string(token)
             answer["token_type"] = "Bearer"
             answer["expires_in"] = lifetime
-        case nil: throw OAuthError.invalidRequest
-        default: throw OAuthError.unsupportedGrantType
+        case nil:
+            try client.check(verifier, at: state.now)
+            throw OAuthError.invalidRequest
+        default:
+            try client.check(verifier, at: state.now)
+            throw OAuthError.unsupportedGrantType
         }
         return answer
     }

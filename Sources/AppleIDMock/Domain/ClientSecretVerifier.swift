@@ -27,8 +27,21 @@ public struct ClientSecretVerifier: Sendable {
 
     /// Verifies `secret` for `clientID` of `teamID` at `now`; throws `invalid_client`.
     public func verify(_ secret: String, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
-        guard let claims = verified.claims(of: secret, teamID: teamID) ?? verifySignature(secret, teamID: teamID),
-              claims["iss"] == .string(teamID),
+        try check(signedClaims(secret, teamID: teamID), clientID: clientID, teamID: teamID, now: now)
+    }
+
+    /// The claims of `secret` once its signature is checked (no clock involved), so the time
+    /// checks can run inside the operation that uses the clock; throws `invalid_client`.
+    public func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
+        guard let claims = verified.claims(of: secret, teamID: teamID) ?? verifySignature(secret, teamID: teamID) else {
+            throw .invalidClient
+        }
+        return claims
+    }
+
+    /// Checks signed claims for `clientID` of `teamID` at `now`; throws `invalid_client`.
+    public func check(_ claims: JSONObject, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
+        guard claims["iss"] == .string(teamID),
               claims["sub"] == .string(clientID),
               claims["aud"] == .string(Self.audience),
               case .int(let expiresAt)? = claims["exp"],

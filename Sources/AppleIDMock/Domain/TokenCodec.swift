@@ -46,52 +46,95 @@ public struct TokenCodec: Sendable {
         public var issuedAt: Int64
     }
 
-    private let secret: [UInt8]
+    private let key: HMACSHA256.Key
     private let random: RandomSource
 
     /// A codec whose MAC key is `secret`.
     public init(secret: [UInt8], random: RandomSource = .system) {
-        self.secret = secret
+        key = HMACSHA256.Key(secret)
         self.random = random
     }
+
+    private static let length = 63
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static let letterAlphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
 
     /// Makes a token for `payload`.
     public func encode(_ payload: Payload) throws(TimeOutOfRange) -> String {
         guard let issuedAt = UInt32(exactly: payload.issuedAt) else { throw TimeOutOfRange(issuedAt: payload.issuedAt) }
-        let letters = random.string(4, alphabet: "abcdefghijklmnopqrstuvwxyz")
+        // One draw: 8 candidate bytes for the 4 letters (a byte below 234 maps to a letter without
+        // modulo bias), 2 bytes of noise in the payload.
+        let noise = random.bytes(10)
+        var letters = noise[0..<8].filter { $0 < 234 }.prefix(4).map { Self.letterAlphabet[Int($0 % 26)] }
+        if letters.count < 4 { letters = Array(random.string(4, alphabet: "abcdefghijklmnopqrstuvwxyz").utf8) }
         var plain: [UInt8] = []
         plain.reserveCapacity(16)
         plain += withUnsafeBytes(of: payload.consentID.bigEndian, Array.init)
         plain += withUnsafeBytes(of: payload.clientTag.bigEndian, Array.init).suffix(6)
         plain += withUnsafeBytes(of: issuedAt.bigEndian, Array.init)
-        plain += random.bytes(2)
-        let mask = keystream(kind: payload.kind.rawValue, letters: letters)
-        let hex = zip(plain, mask).map { String($0 ^ $1, radix: 16).leftPadded(to: 2) }.joined()
-        let body = "\(payload.kind.rawValue)\(hex).0.\(letters)"
-        return body + "." + Base64URL.encode(HMACSHA256.mac(key: secret, message: Array(body.utf8)).prefix(16))
+        plain += noise[8..<10]
+        let mask = keystream(kind: payload.kind, letters: letters)
+        var token: [UInt8] = []
+        token.reserveCapacity(Self.length)
+        token.append(payload.kind.byte)
+        for index in 0..<16 {
+            let byte = plain[index] ^ mask[index]
+            token.append(Self.hexDigits[Int(byte >> 4)])
+            token.append(Self.hexDigits[Int(byte & 0x0f)])
+        }
+        token += ".0.".utf8
+        token += letters
+        let tag = key.mac(token).prefix(16)
+        token.append(UInt8(ascii: "."))
+        token += Base64URL.encode(tag).utf8
+        return String(decoding: token, as: UTF8.self)
     }
 
     /// Reads a token this codec made; nil for anything else (wrong shape, forged, altered).
     public func decode(_ token: String) -> Payload? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard token.utf8.count == 63, parts.count == 4, parts[1] == "0", parts[0].utf8.count == 33, parts[2].utf8.count == 4,
-              parts[3].utf8.count == 22, let first = parts[0].first, let kind = Kind(rawValue: first),
-              let tag = Base64URL.decode(parts[3]) else { return nil }
-        let body = token.utf8.dropLast(23)
-        guard HMACSHA256.equal(Array(HMACSHA256.mac(key: secret, message: Array(body)).prefix(16)), tag) else { return nil }
-        let hex = Array(parts[0].utf8.dropFirst())
-        var masked: [UInt8] = []
-        for index in stride(from: 0, to: 32, by: 2) {
-            guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            masked.append(byte)
+        let bytes = Array(token.utf8)
+        // <kind><32 hex>.0.<4 letters>.<22 base64url>
+        guard bytes.count == Self.length, bytes[33] == UInt8(ascii: "."), bytes[34] == UInt8(ascii: "0"),
+              bytes[35] == UInt8(ascii: "."), bytes[40] == UInt8(ascii: "."),
+              let kind = Kind(byte: bytes[0]),
+              let tag = Base64URL.decode(String(decoding: bytes[41...], as: UTF8.self)), tag.count == 16 else { return nil }
+        guard HMACSHA256.equal(Array(key.mac(bytes[0..<40]).prefix(16)), tag) else { return nil }
+        let mask = keystream(kind: kind, letters: bytes[36..<40])
+        var plain: [UInt8] = []
+        plain.reserveCapacity(16)
+        for index in 0..<16 {
+            guard let high = Self.hexValue(bytes[1 + 2 * index]), let low = Self.hexValue(bytes[2 + 2 * index]) else { return nil }
+            plain.append((high << 4 | low) ^ mask[index])
         }
-        let plain = zip(masked, keystream(kind: kind.rawValue, letters: String(parts[2]))).map { $0 ^ $1 }
         func number(_ range: Range<Int>) -> UInt64 { plain[range].reduce(0) { $0 << 8 | UInt64($1) } }
         return Payload(kind: kind, consentID: UInt32(truncatingIfNeeded: number(0..<4)), clientTag: number(4..<10),
                        issuedAt: Int64(number(10..<14)))
     }
 
-    private func keystream(kind: Character, letters: String) -> [UInt8] {
-        Array(HMACSHA256.mac(key: secret, message: Array("mask|\(kind)|\(letters)".utf8)).prefix(16))
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
+
+    private func keystream(kind: Kind, letters: some Collection<UInt8>) -> [UInt8] {
+        var message = Array("mask|".utf8)
+        message.append(kind.byte)
+        message.append(UInt8(ascii: "|"))
+        message += letters
+        return Array(key.mac(message).prefix(16))
+    }
+}
+
+extension TokenCodec.Kind {
+    /// The kind's letter as an ASCII byte.
+    var byte: UInt8 { rawValue.asciiValue ?? UInt8(ascii: "?") }
+
+    /// The kind a token's first byte names.
+    init?(byte: UInt8) {
+        guard byte < 0x80, let kind = Self(rawValue: Character(Unicode.Scalar(byte))) else { return nil }
+        self = kind
     }
 }

@@ -29,12 +29,16 @@ enum OpenSSL {
         .openSSL(call: call, reason: drainErrors())
     }
 
+    /// SHA-256 fetched from the default provider once. Passing `EVP_sha256()` instead makes
+    /// OpenSSL 3 look the implementation up by name on every call (a locked store lookup).
+    static var sha256Digest: OpaquePointer { FetchedDigest.sha256.pointer }
+
     /// SHA-256 of `bytes` through `EVP_Digest` (one fresh digest context inside).
     static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let status = bytes.withUnsafeBytes { input in
-            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha256(), nil)
+            EVP_Digest(input.baseAddress, input.count, &digest, &length, sha256Digest, nil)
         }
         guard status == 1, length == 32 else {
             // Only reachable if libcrypto itself is broken (no SHA-256 provider).
