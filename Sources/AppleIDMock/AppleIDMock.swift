@@ -116,7 +116,7 @@ public final class AppleIDMockServer: Sendable {
     /// Gives queued notifications their grace period, then lists what was not delivered.
     public func finishNotifications() {
         for record in notifications.stop(grace: notificationGrace) {
-            log("notification \(record.id) (\(record.notification.event["type"]?.stringValue ?? "?") for \(record.notification.userID)) to \(record.notification.url ?? "-") undelivered after \(record.attempts.count) attempts")
+            log("notification \(record.id) (\(record.type) for \(record.userID)) to \(record.url ?? "-") undelivered after \(record.attempts.count) attempts")
         }
     }
 

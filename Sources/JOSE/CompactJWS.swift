@@ -40,7 +40,16 @@ public struct CompactJWS: Sendable {
 
     /// The token text.
     public var compact: String {
-        headerSegment + "." + payloadSegment + "." + Base64URL.encode(signature)
+        let signatureSegment = Base64URL.encode(signature)
+        // Built in a buffer of the exact size: the token is often kept (a delivery log holds thousands).
+        var text = String()
+        text.reserveCapacity(headerSegment.utf8.count + payloadSegment.utf8.count + signatureSegment.utf8.count + 2)
+        text += headerSegment
+        text += "."
+        text += payloadSegment
+        text += "."
+        text += signatureSegment
+        return text
     }
 
     /// The header's `alg`, if it is a string.

@@ -30,18 +30,41 @@ public struct AccountEventError: Error, Equatable, Sendable {
     public var field: String
 }
 
-/// A server-to-server notification decided inside an operation, signed and sent later.
+/// A server-to-server notification decided inside an operation, signed and sent later. It
+/// keeps the JWT payload as bytes (one allocation): outbox and delivery log hold thousands.
 public struct PendingNotification: Sendable, Equatable {
-    /// The event object (`type`, `sub`, `event_time`, and for email events `email`, `is_private_email`).
-    public var event: JSONObject
-    /// The JWT claims apart from the signature (`iss`, `aud`, `iat`, `exp`, `jti`, `events`).
-    public var claims: JSONObject
+    /// The JWT payload as it will be signed: the compact JSON of the claims (`iss`, `aud`, `iat`,
+    /// `exp`, `jti`, `events`).
+    public let payload: [UInt8]
+    /// The event's `type`.
+    public let type: String
     /// The app group's primary App ID (the `aud`).
-    public var groupID: String
+    public let groupID: String
     /// Where it goes; nil when the app group registered no URL.
-    public var url: String?
+    public let url: String?
     /// The user it is about.
-    public var userID: String
+    public let userID: String
+
+    /// The claims, read back from the payload.
+    public var claims: JSONObject { Self.claims(payload) }
+
+    /// The claims of a compact JSON payload (empty for anything else).
+    static func claims(_ payload: [UInt8]) -> JSONObject {
+        guard case .object(let claims)? = try? JSONParser.parse(payload) else { return JSONObject() }
+        return claims
+    }
+
+    /// The event object of `claims`, whether `events` carries it as a JSON string (Apple's
+    /// payloads) or as an object (Apple's examples).
+    static func event(_ claims: JSONObject) -> JSONObject {
+        switch claims["events"] {
+        case .object(let event)?: return event
+        case .string(let text)?:
+            guard case .object(let event)? = try? JSONParser.parse(Array(text.utf8)) else { return JSONObject() }
+            return event
+        default: return JSONObject()
+        }
+    }
 }
 
 extension World {
@@ -107,7 +130,8 @@ extension World {
         claims["jti"] = .string(context.random.hex(32))
         claims["events"] = context.scenario.compatibility.eventsClaimFormat == .string
             ? .string(String(decoding: JSONWriter.compact(.object(event)), as: UTF8.self)) : .object(event)
-        let notification = PendingNotification(event: event, claims: claims, groupID: entry.groupID,
+        let notification = PendingNotification(payload: JSONWriter.compact(.object(claims)), type: event["type"]?.stringValue ?? "",
+                                               groupID: entry.groupID,
                                                url: context.scenario.notificationURL(group: entry.groupID, team: entry.team), userID: userID)
         if outbox.count >= Self.outboxCapacity {
             // Reported in the delivery log as dropped; beyond 1,000 only counted.

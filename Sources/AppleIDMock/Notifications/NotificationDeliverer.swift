@@ -150,11 +150,11 @@ public final class NotificationDeliverer: Sendable {
 
     private func attempt(_ record: NotificationRecord) {
         var jwt = record.jwt
-        if jwt == nil, let key = mockState.signingKey {
-            jwt = try? CompactJWS.signRS256(payload: JSONWriter.compact(.object(record.notification.claims)), kid: key.keyID, key: key.privateKey).compact
+        if jwt == nil, let payload = record.unsigned, let key = mockState.signingKey {
+            jwt = try? CompactJWS.signRS256(payload: payload, kid: key.keyID, key: key.privateKey).compact
         }
         let result: NotificationRecord.Attempt
-        if let jwt, let url = record.notification.url {
+        if let jwt, let url = record.url {
             var body = JSONObject()
             body["payload"] = .string(jwt)
             result = transport.post(url: url, body: JSONWriter.compact(.object(body)))
@@ -164,7 +164,7 @@ public final class NotificationDeliverer: Sendable {
         state.withLock { state in
             state.inFlight -= 1
             guard let index = state.records.firstIndex(where: { $0.id == record.id }) else { return }
-            state.records[index].jwt = jwt
+            if let jwt, state.records[index].jwt == nil { state.records[index].signed(jwt) }
             state.records[index].attempts.append(result)
             let tries = state.records[index].attempts.count
             if let status = result.status, (200..<300).contains(status) {

@@ -31,10 +31,17 @@ public struct NotificationRecord: Sendable {
 
     /// 1, 2, 3, … in the order events happened.
     public let id: UInt64
-    /// The notification as decided by the event.
-    public let notification: PendingNotification
+    /// The event's `type` (`consent-revoked`, `email-disabled`, …).
+    public let type: String
+    /// The user it is about.
+    public let userID: String
+    /// Where it goes; nil when the app group registered no URL.
+    public let url: String?
+    /// The payload to sign, until the JWT exists; then the JWT alone carries it, so a long
+    /// delivery log keeps one string per notification.
+    private(set) var unsigned: [UInt8]?
     /// The signed JWT, once signed (at the first attempt).
-    public var jwt: String?
+    public private(set) var jwt: String?
     /// Every attempt so far.
     public var attempts: [Attempt] = []
     /// Where delivery stands.
@@ -45,24 +52,44 @@ public struct NotificationRecord: Sendable {
     /// A new record.
     init(id: UInt64, notification: PendingNotification, outcome: Outcome, dueAt: Double) {
         self.id = id
-        self.notification = notification
+        type = notification.type
+        userID = notification.userID
+        url = notification.url
+        unsigned = notification.payload
         self.outcome = outcome
         self.dueAt = dueAt
+    }
+
+    /// Keeps the signed JWT in place of the payload it carries.
+    mutating func signed(_ jwt: String) {
+        self.jwt = jwt
+        unsigned = nil
     }
 
     /// Whether delivery has ended one way or another.
     public var isSettled: Bool { outcome != .pending }
 
+    /// The JWT's claims (`iss`, `aud`, `iat`, `exp`, `jti`, `events`).
+    public var claims: JSONObject {
+        if let unsigned { return PendingNotification.claims(unsigned) }
+        guard let jwt, let token = try? CompactJWS.parse(jwt), let claims = token.payloadJSON else { return JSONObject() }
+        return claims
+    }
+
+    /// The event object the claims carry.
+    public var event: JSONObject { PendingNotification.event(claims) }
+
     /// The record as the control API lists it.
     public var json: JSONObject {
+        let claims = self.claims
         var object = JSONObject()
         object["id"] = .int(Int64(id))
-        object["event"] = .object(notification.event)
-        object["type"] = notification.event["type"] ?? .null
-        object["user"] = .string(notification.userID)
-        object["url"] = notification.url.map(JSONValue.string) ?? .null
+        object["event"] = .object(PendingNotification.event(claims))
+        object["type"] = .string(type)
+        object["user"] = .string(userID)
+        object["url"] = url.map(JSONValue.string) ?? .null
         object["jwt"] = jwt.map(JSONValue.string) ?? .null
-        object["claims"] = .object(notification.claims)
+        object["claims"] = .object(claims)
         object["attempts"] = .array(attempts.map { attempt in
             var entry = JSONObject()
             entry["at"] = .string(RFC3339.format(Int64(attempt.at.rounded(.down))))
