@@ -81,7 +81,10 @@ struct BenchReport {
             rows.append(["notifications delivered, \(notifications.sent) events", "\(notifications.delivered) of \(notifications.sent)", "", "", "all",
                          met(notifications.delivered == notifications.sent)])
             rows.append(["  event to receipt p50 / p99", "\(ms(notifications.p50)) / \(ms(notifications.p99))", "", "", "", ""])
-            rows.append(["  memory before -> after", "\(mib(notifications.residentBefore)) -> \(mib(notifications.residentAfter))", "",
+            let logged = notifications.residentIdle > 0 ? (notifications.residentLogged - notifications.residentIdle) / notifications.residentIdle * 100 : 0
+            rows.append(["  memory idle -> first \(notifications.sent / 2) logged", "\(mib(notifications.residentIdle)) -> \(mib(notifications.residentLogged))",
+                         "the log's records", String(format: "%+.1f%%", logged), "", ""])
+            rows.append(["  memory log cleared -> next \(notifications.sent / 2) logged", "\(mib(notifications.residentBefore)) -> \(mib(notifications.residentAfter))", "",
                          String(format: "%+.1f%%", growth), "within 10%", met(abs(growth) <= 10)])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -123,7 +126,8 @@ struct BenchReport {
         }
         if let notifications {
             figures["notifications"] = ["sent": notifications.sent, "delivered": notifications.delivered, "p50_ms": notifications.p50,
-                                        "p99_ms": notifications.p99, "rss_mib_before": notifications.residentBefore,
+                                        "p99_ms": notifications.p99, "rss_mib_idle": notifications.residentIdle,
+                                        "rss_mib_first_batch_logged": notifications.residentLogged, "rss_mib_before": notifications.residentBefore,
                                         "rss_mib_after": notifications.residentAfter]
         }
         return try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys, .prettyPrinted])
