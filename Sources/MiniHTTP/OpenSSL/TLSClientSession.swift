@@ -13,17 +13,22 @@ final class TLSClientSession {
     /// Handshakes with `host` on `fd` by `deadline` (monotonic ns).
     init(fd: Int32, host: String, caFile: String?, deadline: UInt64) throws(HTTPClient.Failure) {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw .tls(Self.drainErrors("SSL_CTX_new")) }
-        self.context = context
-        self.fd = fd
+        // The context is configured before SSL_new: the session copies its verify mode then, so a
+        // mode set afterwards would leave the peer unverified.
+        _ = shim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        let loaded = caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
+        guard loaded == 1 else {
+            SSL_CTX_free(context)
+            throw .tls(Self.drainErrors(caFile.map { "cannot load CA file \($0)" } ?? "cannot load the system CA store"))
+        }
         guard let ssl = SSL_new(context) else {
             SSL_CTX_free(context)
             throw .tls(Self.drainErrors("SSL_new"))
         }
+        self.context = context
+        self.fd = fd
         self.ssl = ssl
-        _ = shim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        let loaded = caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
-        guard loaded == 1 else { throw .tls(Self.drainErrors(caFile.map { "cannot load CA file \($0)" } ?? "cannot load the system CA store")) }
         // The name to verify: an IP literal is checked as an address, anything else as a DNS name with SNI.
         var v4 = in_addr()
         var v6 = in6_addr()
