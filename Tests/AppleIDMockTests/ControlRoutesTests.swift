@@ -438,7 +438,7 @@ final class ControlRoutesTests: XCTestCase {
         let id = freshUserID()
         let response = try server.postJSON("/__mock/users", #"{"id":"\#(id)","email":"\#(id)@example.com","given_name":"Carol","family_name":"Carlson","hide_email":true,"real_user_status":1}"#)
         func team(_ teamID: String) -> String {
-            #"{"relay_email":"\#(Identity.relayAddress(teamID: teamID, userID: id))","sub":"\#(teamSub(id, team: teamID))","team_id":"\#(teamID)"}"#
+            #"{"relay_email":"\#(Identity.relayAddress(teamID: teamID, userID: id))","relay_forwarding":true,"sub":"\#(teamSub(id, team: teamID))","team_id":"\#(teamID)"}"#
         }
         assertControl(response, 201, #"{"deleted":false,"email":"\#(id)@example.com","family_name":"Carlson","given_name":"Carol","hide_email":true,"id":"\#(id)","real_user_status":1,"teams":[\#(team("MOCKTEAM01")),\#(team(Self.teamB))]}"#)
         let teams = try XCTUnwrap(try jsonObject(response.body)["teams"]?.arrayValue)

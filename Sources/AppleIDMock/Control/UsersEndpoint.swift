@@ -44,6 +44,7 @@ struct UsersEndpoint: Sendable {
             entry["team_id"] = .string(team.teamID)
             entry["sub"] = .string(Identity.subject(teamID: team.teamID, userID: user.id))
             entry["relay_email"] = .string(Identity.relayAddress(teamID: team.teamID, userID: user.id))
+            entry["relay_forwarding"] = .bool(!account.relayDisabledTeams.contains(team.teamID))
             return .object(entry)
         })
         return object
