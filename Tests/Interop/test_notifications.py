@@ -477,3 +477,65 @@ def test_cli_event_fires_an_event_and_prints_the_answer(started):
     assert verified(mock, receiver.next())[2]["type"] == "consent-revoked"
     unknown = run_cli("event", "account-gone", "--user", "alice", "--client", "com.example.app", "--server", mock.url)
     assert unknown.returncode == 2 and "account-gone" in unknown.stderr, unknown.stderr
+
+
+class RawReceiver:
+    """A receiver on a bare socket that misbehaves after reading each request: `huge` answers 200
+    with a 10 MB body, `reset` drops the connection with a TCP reset."""
+
+    def __init__(self, behaviour):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/apple"
+        self.behaviour = behaviour
+        self.requests = queue.Queue()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(connection,), daemon=True).start()
+
+    def serve(self, connection):
+        with connection:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            self.requests.put(data)
+            try:
+                if self.behaviour == "huge":
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 10485760\r\n\r\n" + b"x" * 10485760)
+                else:
+                    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            except OSError:
+                pass
+
+    def stop(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("behaviour, outcome, statuses", [("huge", "delivered", [200]), ("reset", "failed", [None, None])])
+def test_a_misbehaving_receiver_costs_the_mock_only_its_own_attempts(tmp_path, behaviour, outcome, statuses):
+    receiver = RawReceiver(behaviour)
+    _, path = scenario_file(tmp_path, receiver.url, notification_retry_delays=[0])
+    mock = MockProcess("--scenario", str(path))
+    try:
+        native_sign_in(mock, "alice")
+        assert event(mock, "consent-revoked", "alice").status_code == 202
+        [record] = settled(mock)
+        assert record["outcome"] == outcome, record["attempts"]
+        assert [attempt["status"] for attempt in record["attempts"]] == statuses
+        if behaviour == "reset":
+            assert all(attempt["error"] for attempt in record["attempts"])
+        # The mock goes on answering, its memory not holding the 10 MB answer.
+        assert requests.get(f"{mock.url}/auth/keys").status_code == 200
+        resident = int(next(line for line in open(f"/proc/{mock.process.pid}/status") if line.startswith("VmRSS")).split()[1])
+        assert resident < 100 * 1024, f"{resident} KiB resident"
+    finally:
+        mock.stop()
+        receiver.stop()
