@@ -81,7 +81,7 @@ public final class AppleIDMockServer: Sendable {
     /// The bound port.
     public var port: Int { http.port }
 
-    /// `http://HOST:PORT` as bound.
+    /// `http://HOST:PORT` as bound (`https://` when serving TLS).
     public var listenURL: String { http.url }
 
     /// Stops accepting, finishes in-flight requests; returns at once.
@@ -142,7 +142,7 @@ public final class AppleIDMockServer: Sendable {
 
     private static func defaultBaseURL(_ server: HTTPServer) -> String {
         switch server.host {
-        case "0.0.0.0", "::": "http://localhost:\(server.port)"
+        case "0.0.0.0", "::": "\(server.scheme)://localhost:\(server.port)"
         default: server.url
         }
     }

@@ -27,6 +27,26 @@ static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version)
     return SSL_CTX_set_min_proto_version(ctx, version);
 }
 
+/// SSL_CTX_set_mode is a macro over SSL_CTX_ctrl.
+static inline long shim_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+
+/// SSL_CTX_set_session_cache_mode is a macro over SSL_CTX_ctrl.
+static inline long shim_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
+/// The SSL_MODE_* flags a non-blocking server writes with, and releasing idle buffers.
+static inline long shim_nonblocking_modes(void) {
+    return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS;
+}
+
+/// SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE (composite 64-bit constants).
+static inline uint64_t shim_server_options(void) {
+    return SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE;
+}
+
 /// BIO_get_mem_data is a macro over BIO_ctrl.
 static inline long shim_BIO_get_mem_data(BIO *bio, char **data) {
     return BIO_get_mem_data(bio, data);

@@ -1,5 +1,6 @@
 import AppleIDMock
 import FoundationEssentials
+import Glibc
 import JOSE
 import MiniHTTP
 
@@ -8,11 +9,13 @@ import MiniHTTP
 /// MiniHTTP's one outbound client.
 struct ControlClient {
     /// The options every control command takes.
-    static let options: Set<String> = ["server", "timeout"]
+    static let options: Set<String> = ["server", "timeout", "ca"]
     /// Their usage lines.
     static let optionsUsage = """
       --server URL       the running mock (default http://127.0.0.1:8080)   APPLEID_MOCK_SERVER
       --timeout SECONDS  give up when connecting, or the answer, takes longer (default 30)
+      --ca FILE          PEM CA certificates an https --server is checked against  APPLEID_MOCK_CA
+                         (default: the system store)
     """
 
     let server: String
@@ -30,6 +33,10 @@ struct ControlClient {
         http.connectTimeout = seconds
         http.responseTimeout = seconds
         http.maxBodyBytes = 64 * 1024 * 1024
+        if let ca = parsed.options["ca"] ?? environment["APPLEID_MOCK_CA"] {
+            guard access(ca, R_OK) == 0 else { throw UsageError(message: "--ca \(ca): cannot read it", usage: usage) }
+            http.caFile = ca
+        }
         self.server = server
         base = server.hasSuffix("/") ? String(server.dropLast()) : server
     }

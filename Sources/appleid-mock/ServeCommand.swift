@@ -1,6 +1,7 @@
 import AppleIDMock
 import FoundationEssentials
 import Glibc
+import MiniHTTP
 
 /// `appleid-mock serve`: runs the server until SIGINT or SIGTERM, then exits 0.
 enum ServeCommand {
@@ -8,6 +9,7 @@ enum ServeCommand {
     usage: appleid-mock [serve] [--scenario FILE] [--host HOST] [--port PORT] [--keys DIR]
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
                         [--notification-ca FILE] [--notification-timeout SECONDS]
+                        [--tls-cert FILE --tls-key FILE]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -22,6 +24,11 @@ enum ServeCommand {
                         (/__mock) answers besides IP addresses, localhost and
                         the --base-url host, e.g. a Docker service name
 
+      --tls-cert FILE   PEM certificate chain (leaf first): the port      APPLEID_MOCK_TLS_CERT
+                        serves HTTPS only, TLS 1.2 and 1.3 (`appleid-mock tls generate`
+                        writes one for appleid.apple.com and localhost)
+      --tls-key FILE    its PEM private key, unencrypted                   APPLEID_MOCK_TLS_KEY
+
       --notification-ca FILE  PEM CA certificates https notification     APPLEID_MOCK_NOTIFICATION_CA
                         receivers are checked against (default: the system store)
       --notification-timeout SECONDS  a receiver's time to accept and to answer each
@@ -30,14 +37,16 @@ enum ServeCommand {
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
 
-    Prints exactly one line, "listening on http://HOST:PORT", once it accepts connections.
+    Prints exactly one line, "listening on http://HOST:PORT" (https with TLS), once it accepts
+    connections.
     """
 
     static let options: [String: String] = [
         "scenario": "APPLEID_MOCK_SCENARIO", "host": "APPLEID_MOCK_HOST", "port": "APPLEID_MOCK_PORT",
         "keys": "APPLEID_MOCK_KEYS", "issuer": "APPLEID_MOCK_ISSUER", "base-url": "APPLEID_MOCK_BASE_URL",
         "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
-        "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT",
+        "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
+        "tls-key": "APPLEID_MOCK_TLS_KEY",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -92,6 +101,20 @@ enum ServeCommand {
             let seconds = try parsed.integer("notification-timeout", default: 10, range: 1...120, usage: usage)
             configuration.notificationConnectTimeout = Double(min(seconds, 5))
             configuration.notificationResponseTimeout = Double(seconds)
+        }
+        switch (parsed.options["tls-cert"], parsed.options["tls-key"]) {
+        case (nil, nil):
+            break
+        case (let certificate?, let key?):
+            do {
+                configuration.http.tls = try TLSServerContext(certificateChain: certificate, privateKey: key)
+            } catch {
+                throw CommandFailure(message: "TLS: \(error.message)", status: 2)
+            }
+        case (nil, _?):
+            throw UsageError(message: "--tls-key needs --tls-cert", usage: usage)
+        case (_?, nil):
+            throw UsageError(message: "--tls-cert needs --tls-key", usage: usage)
         }
         if let issuer = parsed.options["issuer"] {
             guard URL(string: issuer)?.scheme != nil else { throw UsageError(message: "--issuer expects an absolute URL, got \"\(issuer)\"", usage: usage) }

@@ -39,25 +39,132 @@ final class Connection {
     /// from when a body's size is known until its response is queued or the connection closes.
     private(set) var reservedBodyBytes = 0
 
-    init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, now: UInt64) {
+    /// The TLS session on an HTTPS port; nil for plain HTTP.
+    let tls: TLSServerSession?
+    /// Epoll events TLS needs besides the state's own: the handshake's next step, or a read
+    /// that must write first (or a write that must read first). 0 when it needs nothing extra.
+    private var tlsWants: UInt32 = 0
+
+    init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, tls: TLSServerSession? = nil, now: UInt64) {
         self.id = id
         self.fd = fd
         self.loop = loop
         self.parser = HTTPRequestParser(limits: limits)
         self.idleSince = now
+        self.tls = tls
+        // The handshake is timed like a request head: a client that stalls in it is dropped.
+        if tls != nil { requestStarted = now }
     }
 
-    /// Reads what the socket has; returns false when the connection was closed.
+    /// Whether readable input is for this connection now: it is reading requests, or a TLS
+    /// write waits for the peer's bytes.
+    var acceptsInput: Bool { state == .reading || (state == .writing && tlsWants == MH_EPOLLIN) }
+
+    /// The socket became readable.
+    func readable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        if state == .writing {
+            flush(now: now)
+        } else {
+            readAvailable(into: scratch, now: now)
+        }
+    }
+
+    /// The socket became writable: queued output goes on, or a TLS handshake or read that
+    /// waited to write continues.
+    func writable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        if state == .reading && tlsWants == MH_EPOLLOUT {
+            readAvailable(into: scratch, now: now)
+        } else {
+            flush(now: now)
+        }
+    }
+
+    /// Completes the TLS handshake as far as the socket allows; true once it is done. A finished
+    /// handshake leaves the connection idle, as a plain one is when accepted.
+    private func handshake(now: UInt64) -> Bool {
+        guard let tls, !tls.handshakeDone else { return true }
+        switch tls.handshake() {
+        case .done:
+            tlsWants = 0
+            requestStarted = nil
+            idleSince = now
+            return true
+        case .wantsRead:
+            tlsWants = 0
+        case .wantsWrite:
+            tlsWants = MH_EPOLLOUT
+        case .closed, .failed:
+            loop.close(self)
+            return false
+        }
+        updateInterest()
+        return false
+    }
+
+    /// One read from the socket, through TLS when there is TLS: bytes read, 0 at the end of the
+    /// stream, nil when it would block; closes the connection on an error (then also nil).
+    private func receive(into scratch: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let tls else {
+            do {
+                return try Syscall.read(fd, scratch.baseAddress!, scratch.count)
+            } catch {
+                if !error.isWouldBlock { loop.close(self) }
+                return nil
+            }
+        }
+        switch tls.read(into: scratch) {
+        case .done(let count):
+            tlsWants = 0
+            return count
+        case .wantsRead:
+            tlsWants = 0
+            return nil
+        case .wantsWrite:
+            tlsWants = MH_EPOLLOUT
+            return nil
+        case .closed:
+            return 0
+        case .failed:
+            loop.close(self)
+            return nil
+        }
+    }
+
+    /// One write to the socket, through TLS when there is TLS: bytes written, nil when it would
+    /// block; closes the connection on an error (then also nil).
+    private func transmit(_ bytes: UnsafeRawPointer, _ count: Int) -> Int? {
+        guard let tls else {
+            do {
+                return try Syscall.send(fd, bytes, count)
+            } catch {
+                if !error.isWouldBlock { loop.close(self) }
+                return nil
+            }
+        }
+        switch tls.write(bytes, count: count) {
+        case .done(let sent):
+            tlsWants = 0
+            return sent
+        case .wantsWrite:
+            tlsWants = 0
+            return nil
+        case .wantsRead:
+            tlsWants = MH_EPOLLIN
+            return nil
+        case .closed, .failed:
+            loop.close(self)
+            return nil
+        }
+    }
+
+    /// Reads what the socket has, then handles what was read.
     func readAvailable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        guard handshake(now: now) else { return }
         var total = 0
         while total < 4 * scratch.count {
-            let count: Int
-            do {
-                count = try Syscall.read(fd, scratch.baseAddress!, scratch.count)
-            } catch {
-                if error.isWouldBlock { break }
-                loop.close(self)
-                return
+            guard let count = receive(into: scratch) else {
+                if state == .closed { return }
+                break
             }
             if count == 0 {
                 peerClosedInput = true
@@ -173,22 +280,12 @@ final class Connection {
     /// Writes queued bytes until done or the socket is full.
     func flush(now: UInt64) {
         while outputSent < output.count {
-            let result = output.withUnsafeBytes { bytes in
-                Result { () throws(SocketError) -> Int in
-                    try Syscall.send(fd, bytes.baseAddress! + outputSent, bytes.count - outputSent)
-                }
-            }
-            switch result {
-            case .success(let sent):
-                outputSent += sent
-            case .failure(let error):
-                if error.isWouldBlock {
-                    updateInterest()
-                    return
-                }
-                loop.close(self)
+            let sent = output.withUnsafeBytes { bytes in transmit(bytes.baseAddress! + outputSent, bytes.count - outputSent) }
+            guard let sent else {
+                if state != .closed { updateInterest() }
                 return
             }
+            outputSent += sent
         }
         output.removeAll(keepingCapacity: output.capacity <= 64 * 1024)
         outputSent = 0
@@ -217,6 +314,7 @@ final class Connection {
         var wanted: UInt32 = 0
         if state == .reading && !peerClosedInput { wanted |= MH_EPOLLIN }
         if outputSent < output.count { wanted |= MH_EPOLLOUT }
+        wanted |= tlsWants
         if wanted != interest {
             interest = wanted
             loop.modify(self, events: wanted)

@@ -150,11 +150,11 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         if flags & MH_EPOLLOUT != 0 {
-            connection.flush(now: now)
+            connection.writable(into: scratch, now: now)
         }
         guard connection.state != .closed else { return }
-        if flags & MH_EPOLLIN != 0 && connection.state == .reading {
-            connection.readAvailable(into: scratch, now: now)
+        if flags & MH_EPOLLIN != 0 && connection.acceptsInput {
+            connection.readable(into: scratch, now: now)
         } else if flags & MH_EPOLLHUP != 0 {
             // Both directions are gone: nothing can be delivered.
             close(connection)
@@ -209,7 +209,17 @@ final class EventLoop: @unchecked Sendable {
             core.releaseConnection()
             return
         }
-        connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, now: now)
+        var tls: TLSServerSession?
+        if let context = core.configuration.tls {
+            guard let session = TLSServerSession(context: context, fd: fd) else {
+                _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, id)
+                Syscall.close(fd)
+                core.releaseConnection()
+                return
+            }
+            tls = session
+        }
+        connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, tls: tls, now: now)
     }
 
     private func addListener() throws(SocketError) {
@@ -287,6 +297,7 @@ final class EventLoop: @unchecked Sendable {
         connection.state = .closed
         connection.releaseBodyBudget()
         connections[connection.id] = nil
+        connection.tls?.shutdown()
         Syscall.close(connection.fd)
         core.releaseConnection()
     }

@@ -35,6 +35,9 @@ public final class HTTPServer: Sendable {
 
     /// Binds, starts the event loops and returns the running server.
     public static func start(configuration: HTTPServerConfiguration, routes: RouteTable) throws(SocketError) -> HTTPServer {
+        // OpenSSL writes to the socket with write(2): a peer gone mid-write must be an error, not
+        // a SIGPIPE that ends the process (plain connections send with MSG_NOSIGNAL).
+        if configuration.tls != nil { signal(SIGPIPE, SIG_IGN) }
         let descriptorLimit = raiseDescriptorLimit()
         // Before any client can fill the descriptor table (probe F1).
         _ = runtimeWarmUp
@@ -62,9 +65,12 @@ public final class HTTPServer: Sendable {
         return server
     }
 
-    /// The URL clients use, e.g. `http://127.0.0.1:8080` or `http://[::1]:8080`.
+    /// `https` when the server speaks TLS, `http` otherwise.
+    public var scheme: String { configuration.tls == nil ? "http" : "https" }
+
+    /// The URL clients use, e.g. `http://127.0.0.1:8080`, `https://[::1]:8443`.
     public var url: String {
-        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+        host.contains(":") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
     }
 
     /// Connections open right now.

@@ -19,6 +19,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBufferedBodyBytes: Int = 64 * 1024 * 1024
     /// Size, time and count limits on clients.
     public var limits = HTTPLimits()
+    /// When set, the port serves HTTPS only: every connection starts with a TLS handshake, timed
+    /// like a request head (a client that stalls mid-handshake is dropped as a slowloris is).
+    public var tls: TLSServerContext?
     /// Seconds a graceful shutdown waits for in-flight requests before closing everything.
     public var shutdownGrace: Double = 10
 
