@@ -16,6 +16,7 @@
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 /// SSL_set_tlsext_host_name (SNI) is a macro over SSL_ctrl.
 static inline long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
@@ -45,6 +46,19 @@ static inline long shim_nonblocking_modes(void) {
 /// SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE (composite 64-bit constants).
 static inline uint64_t shim_server_options(void) {
     return SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE;
+}
+
+/// Adds the extension `nid` with OpenSSL's text form `value` (e.g. "DNS:localhost,IP:::1") to
+/// `cert`, issued by `issuer` (the certificate itself when self-signed). 1 on success.
+static inline int shim_add_extension(X509 *issuer, X509 *cert, int nid, const char *value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+    X509_EXTENSION *extension = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (extension == NULL) return 0;
+    int added = X509_add_ext(cert, extension, -1);
+    X509_EXTENSION_free(extension);
+    return added;
 }
 
 /// BIO_get_mem_data is a macro over BIO_ctrl.

@@ -17,6 +17,7 @@ enum CommandLineTool {
                                                    a running mock's clock
            appleid-mock reset                      a running mock back to its scenario
            appleid-mock health                     exit 0 when a running mock answers
+           appleid-mock tls generate --out DIR     a test CA and a certificate for appleid.apple.com
            appleid-mock event TYPE --user U --client ID
                                                    a user revokes, deletes, disables relay mail
            appleid-mock scenario print             write the built-in scenario
@@ -41,6 +42,7 @@ enum CommandLineTool {
             case "reset": return try ResetCommand.run(rest, environment: environment)
             case "event": return try EventCommand.run(rest, environment: environment)
             case "health": return try HealthCommand.run(rest, environment: environment)
+            case "tls": return try TLSCommand.run(rest)
             case "scenario": return try ScenarioCommand.run(rest)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)

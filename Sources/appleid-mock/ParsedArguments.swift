@@ -2,6 +2,8 @@
 struct ParsedArguments {
     /// Option values by name (without dashes); the last occurrence wins.
     var options: [String: String] = [:]
+    /// Every value each option was given, in order (for options that may repeat).
+    var repeated: [String: [String]] = [:]
     /// Flags that were present.
     var flags: Set<String> = []
     /// Arguments that are not options.
@@ -35,6 +37,7 @@ struct ParsedArguments {
                     options[name] = arguments[index]
                     index += 1
                 }
+                repeated[name, default: []].append(options[name] ?? "")
             } else {
                 throw UsageError(message: "unknown option --\(name)", usage: usage)
             }

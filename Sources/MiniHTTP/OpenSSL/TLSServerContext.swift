@@ -34,11 +34,18 @@ public final class TLSServerContext: @unchecked Sendable {
             SSL_CTX_free(context)
             throw Failure(message: Self.drainErrors("\(certificateChain): not a PEM certificate chain"))
         }
-        guard SSL_CTX_use_PrivateKey_file(context, privateKey, SSL_FILETYPE_PEM) == 1 else {
+        guard let file = BIO_new_file(privateKey, "r") else {
+            SSL_CTX_free(context)
+            throw Failure(message: Self.drainErrors("key file \(privateKey): cannot open it"))
+        }
+        let key = shim_read_private_key(file)
+        BIO_free(file)
+        guard let key else {
             SSL_CTX_free(context)
             throw Failure(message: Self.drainErrors("\(privateKey): not an unencrypted PEM private key"))
         }
-        guard SSL_CTX_check_private_key(context) == 1 else {
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             SSL_CTX_free(context)
             throw Failure(message: Self.drainErrors("\(privateKey) does not match the certificate in \(certificateChain)"))
         }

@@ -1,0 +1,129 @@
+import Foundation
+import Glibc
+import MiniHTTP
+import MiniHTTPTesting
+import XCTest
+
+/// HTTPS on MiniHTTP's event loops: the handshake, verification by a client that trusts only the
+/// test CA, and what hostile or broken clients of the TLS port get (a closed connection, never a
+/// stuck loop or a leaked descriptor).
+final class ServerTLSTests: XCTestCase {
+    private static let files: (directory: String, ca: String, chain: String, key: String) = {
+        let directory = NSTemporaryDirectory() + "minihttp-tls-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let authority = try! TestCertificateAuthority(names: ["localhost", "127.0.0.1", "::1"])
+        let paths = (directory, directory + "/ca.pem", directory + "/cert.pem", directory + "/key.pem")
+        FileManager.default.createFile(atPath: paths.1, contents: Data(authority.caPEM.utf8))
+        FileManager.default.createFile(atPath: paths.2, contents: Data(authority.chainPEM.utf8))
+        FileManager.default.createFile(atPath: paths.3, contents: Data(authority.keyPEM.utf8))
+        return paths
+    }()
+
+    private func start(timeouts: Double = 5) throws -> HTTPServer {
+        var configuration = HTTPServerConfiguration.testing(timeouts: timeouts)
+        configuration.tls = try TLSServerContext(certificateChain: Self.files.chain, privateKey: Self.files.key)
+        return try ServerFixture.start(configuration)
+    }
+
+    private func client(ca: String?) -> HTTPClient {
+        var client = HTTPClient()
+        client.caFile = ca
+        client.connectTimeout = 5
+        client.responseTimeout = 5
+        return client
+    }
+
+    func testHTTPS_AnswersAClientThatTrustsTheCA_AndRefusesOneThatDoesNot() throws {
+        let server = try start()
+        defer { server.stop() }
+        XCTAssertEqual(server.url, "https://127.0.0.1:\(server.port)")
+        let response = try client(ca: Self.files.ca).send("GET", url: server.url + "/hello")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "hi")
+        let echoed = try client(ca: Self.files.ca).send("POST", url: "https://localhost:\(server.port)/echo", body: Array("over tls".utf8))
+        XCTAssertEqual(String(decoding: echoed.body, as: UTF8.self), "over tls")
+        // The twin: the system store does not know the test CA.
+        XCTAssertThrowsError(try client(ca: nil).send("GET", url: server.url + "/hello")) { error in
+            XCTAssertTrue("\(error)".contains("certificate verify failed"), "\(error)")
+        }
+        XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
+    }
+
+    func testPlaintextRequest_ToTheTLSPort_IsClosedWithoutAnHTTPAnswer() throws {
+        let server = try start()
+        defer { server.stop() }
+        let plain = try ServerFixture.client(server)
+        try plain.send("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let answer = try plain.readAll()
+        XCTAssertFalse(String(decoding: answer, as: UTF8.self).contains("HTTP/1.1"), "no plaintext HTTP on the TLS port")
+        // The twin: the same request over TLS is answered, and the server still serves.
+        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+    }
+
+    func testStalledHandshake_IsDroppedLikeASlowHead() throws {
+        let server = try start(timeouts: 0.3)
+        defer { server.stop() }
+        let silent = try ServerFixture.client(server)
+        XCTAssertTrue(try silent.waitForClose(), "a client that never says hello is closed")
+        let partial = try ServerFixture.client(server)
+        try partial.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00])  // a ClientHello record header, then nothing
+        XCTAssertTrue(try partial.waitForClose())
+        XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
+        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+    }
+
+    func testGarbageAndAbortedHandshakes_LeaveNoConnectionOrDescriptorBehind() throws {
+        let warmUp = try start()
+        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: warmUp.url + "/hello").status, 200)
+        warmUp.stop()
+        let before = try ServerFixture.openDescriptorCount()
+        let server = try start()
+        for index in 0..<2_000 {
+            let client = try ServerFixture.client(server)
+            switch index % 3 {
+            case 0: try client.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00])  // truncated record
+            case 1: try client.send(Array(repeating: 0xff, count: 64))  // not TLS at all
+            default: break  // connect and leave
+            }
+            client.close()
+        }
+        XCTAssertEqual(ServerFixture.eventually(seconds: 30) { server.openConnections == 0 }, true)
+        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+        server.stop()
+        XCTAssertEqual(try ServerFixture.openDescriptorCount(), before)
+    }
+
+    func testContext_RefusesMismatchedKeysAndUnreadableFiles() throws {
+        let other = try TestCertificateAuthority(names: ["localhost"])
+        let otherKey = Self.files.directory + "/other-key.pem"
+        FileManager.default.createFile(atPath: otherKey, contents: Data(other.keyPEM.utf8))
+        XCTAssertThrowsError(try TLSServerContext(certificateChain: Self.files.chain, privateKey: otherKey)) { error in
+            XCTAssertTrue((error as? TLSServerContext.Failure)?.message.hasPrefix("\(otherKey) does not match the certificate in \(Self.files.chain)") == true,
+                          "\(error)")
+        }
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: Self.files.directory + "/missing.pem", privateKey: Self.files.key) },
+                       "certificate file \(Self.files.directory)/missing.pem: No such file or directory")
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: Self.files.directory, privateKey: Self.files.key) },
+                       "certificate file \(Self.files.directory): not a regular file")
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: Self.files.key, privateKey: Self.files.key) }?
+            .hasPrefix("\(Self.files.key): not a PEM certificate chain"), true)
+        // The twin: the matching pair loads.
+        XCTAssertNoThrow(try TLSServerContext(certificateChain: Self.files.chain, privateKey: Self.files.key))
+    }
+
+    func testTestCertificateAuthority_RefusesNamesThatAreNeitherAddressesNorDNSNames() {
+        XCTAssertThrowsError(try TestCertificateAuthority(names: ["bad name"]))
+        XCTAssertThrowsError(try TestCertificateAuthority(names: []))
+        XCTAssertNoThrow(try TestCertificateAuthority(names: ["mock", "10.0.0.5", "::1", "appleid.apple.com"]))
+    }
+
+    private func assertThrowsFailure(_ body: () throws -> TLSServerContext) -> String? {
+        do {
+            _ = try body()
+            XCTFail("expected a failure")
+            return nil
+        } catch {
+            return (error as? TLSServerContext.Failure)?.message
+        }
+    }
+}
