@@ -19,7 +19,7 @@ let package = Package(
         .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE", "MiniHTTP"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
         // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.
-        .executableTarget(name: "appleid-mock-bench"),
+        .executableTarget(name: "appleid-mock-bench", dependencies: ["MiniHTTP"]),
         .testTarget(name: "MiniHTTPTests", dependencies: ["MiniHTTP", "MiniHTTPTesting"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE"], resources: [.copy("Fixtures")]),
         .testTarget(name: "AppleIDMockTests", dependencies: ["AppleIDMock", "MiniHTTPTesting", "JOSE"]),

@@ -53,6 +53,8 @@ enum BenchCommand {
                                               threads: cores, seconds: options.duration)
         }
 
+        report.tls = try TLSLoad.run(binary: options.server, options: options, cores: cores, progress: progress)
+
         progress("a new client's latency, then again with \(options.idleConnections) idle keep-alive connections open")
         report.idle = try IdleConnectionProbe.run(server: server, idle: options.idleConnections, probes: options.probes)
 

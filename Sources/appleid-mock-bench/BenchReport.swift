@@ -12,6 +12,7 @@ struct BenchReport {
     var idle: IdleConnectionProbe?
     var exchanges: ExchangeLoad?
     var notifications: NotificationLoad?
+    var tls: TLSLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -87,6 +88,19 @@ struct BenchReport {
             rows.append(["  memory log cleared -> next \(notifications.sent / 2) logged", "\(mib(notifications.residentBefore)) -> \(mib(notifications.residentAfter))", "",
                          String(format: "%+.1f%%", growth), "within 10%", met(abs(growth) <= 10)])
         }
+        if let tls {
+            let cold = Percentiles(tls.coldStarts).median
+            rows.append(["HTTPS cold start to first /auth/keys, median of \(tls.coldStarts.count)", ms(cold), "", "", "< 25 ms", met(cold < 25)])
+            rows.append(["HTTPS idle memory (RSS)", mib(tls.idleResidentMiB), "", "", "< 16 MiB", met(tls.idleResidentMiB < 16)])
+            let keysRatio = ratio(tls.keys?.requestsPerSecond, tls.nginxKeys?.requestsPerSecond)
+            rows.append(["HTTPS /auth/keys req/s, keep-alive", count(tls.keys?.requestsPerSecond),
+                         tls.nginxKeys.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(keysRatio), ">= 0.80",
+                         met(keysRatio.map { $0 >= 0.8 })])
+            let handshakeRatio = ratio(tls.handshakes?.requestsPerSecond, tls.nginxHandshakes?.requestsPerSecond)
+            rows.append(["HTTPS new connections/s (handshake + /auth/keys)", count(tls.handshakes?.requestsPerSecond),
+                         tls.nginxHandshakes.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(handshakeRatio),
+                         ">= 0.80", met(handshakeRatio.map { $0 >= 0.8 })])
+        }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
         for (index, row) in rows.enumerated() {
@@ -129,6 +143,12 @@ struct BenchReport {
                                         "p99_ms": notifications.p99, "rss_mib_idle": notifications.residentIdle,
                                         "rss_mib_first_batch_logged": notifications.residentLogged, "rss_mib_before": notifications.residentBefore,
                                         "rss_mib_after": notifications.residentAfter]
+        }
+        if let tls {
+            func wrk(_ run: WrkRun?) -> Any { run.map { ["requests_per_s": $0.requestsPerSecond, "p50_ms": $0.p50, "p99_ms": $0.p99, "errors": $0.errors] } ?? NSNull() }
+            figures["https"] = ["cold_start_ms": ["median": Percentiles(tls.coldStarts).median, "runs": tls.coldStarts],
+                                "idle_rss_mib": tls.idleResidentMiB, "keys_keep_alive": wrk(tls.keys), "nginx_keys_keep_alive": wrk(tls.nginxKeys),
+                                "new_connections": wrk(tls.handshakes), "nginx_new_connections": wrk(tls.nginxHandshakes)]
         }
         return try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys, .prettyPrinted])
     }

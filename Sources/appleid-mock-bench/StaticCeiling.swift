@@ -3,8 +3,9 @@ import Foundation
 /// nginx serving the mock's JWKS bytes as a static file: the most a static answer can be served
 /// at on this machine with the same load.
 enum StaticCeiling {
-    /// Starts nginx on a free port serving `body` at `/auth/keys`; nil without nginx.
-    static func start(body: [UInt8], workers: Int) throws -> ServerProcess? {
+    /// Starts nginx on a free port serving `body` at `/auth/keys`, over TLS with `tls`'s
+    /// certificate chain and key files when given; nil without nginx.
+    static func start(body: [UInt8], workers: Int, tls: (certificate: String, key: String)? = nil) throws -> ServerProcess? {
         guard let nginx = Tool.find("nginx") else { return nil }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("appleid-mock-bench-nginx-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
@@ -24,7 +25,12 @@ enum StaticCeiling {
             keepalive_requests 100000000;
             keepalive_timeout 120s;
             server {
-                listen 127.0.0.1:\(port) reuseport;
+                listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl") reuseport;\(tls.map { """
+
+                ssl_certificate \($0.certificate);
+                ssl_certificate_key \($0.key);
+                ssl_protocols TLSv1.2 TLSv1.3;
+        """ } ?? "")
                 location = /auth/keys {
                     default_type application/json;
                     alias \(directory.path)/keys.json;

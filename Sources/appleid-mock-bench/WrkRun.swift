@@ -9,9 +9,11 @@ struct WrkRun {
     var errors: Int
 
     /// Loads `url` with `connections` keep-alive connections for `seconds`; nil without wrk.
-    static func run(url: String, connections: Int, threads: Int, seconds: Int) -> WrkRun? {
+    /// `headers` go with every request (e.g. `Connection: close` for a new connection each).
+    static func run(url: String, connections: Int, threads: Int, seconds: Int, headers: [String] = []) -> WrkRun? {
+        let headerArguments = headers.flatMap { ["-H", $0] }
         guard let wrk = Tool.find("wrk"),
-              let output = Tool.run(wrk, ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", url]) else { return nil }
+              let output = Tool.run(wrk, ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency"] + headerArguments + [url]) else { return nil }
         var run = WrkRun(requestsPerSecond: 0, p50: 0, p99: 0, errors: 0)
         for line in output.split(separator: "\n") {
             let fields = line.split(separator: " ")

@@ -2,30 +2,18 @@ import COpenSSL
 import Glibc
 
 /// One client-side TLS session over a connected non-blocking socket: TLS 1.2 or 1.3, the peer's
-/// certificate verified against the system store or a CA file, and its name checked. The only
-/// MiniHTTP code that calls OpenSSL (house style rule 4); every call waits with `poll` up to a
-/// deadline, so a stalled peer costs a timeout, never a hung thread.
+/// certificate verified against the system store or a CA file, and its name checked. MiniHTTP
+/// calls OpenSSL only from this folder (house style rule 4); every call waits with `poll` up to
+/// a deadline, so a stalled peer costs a timeout, never a hung thread.
 final class TLSClientSession {
-    private let context: OpaquePointer
+    private let context: TLSClientContext
     private let ssl: OpaquePointer
     private let fd: Int32
 
     /// Handshakes with `host` on `fd` by `deadline` (monotonic ns).
     init(fd: Int32, host: String, caFile: String?, deadline: UInt64) throws(HTTPClient.Failure) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw .tls(Self.drainErrors("SSL_CTX_new")) }
-        // The context is configured before SSL_new: the session copies its verify mode then, so a
-        // mode set afterwards would leave the peer unverified.
-        _ = shim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        let loaded = caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
-        guard loaded == 1 else {
-            SSL_CTX_free(context)
-            throw .tls(Self.drainErrors(caFile.map { "cannot load CA file \($0)" } ?? "cannot load the system CA store"))
-        }
-        guard let ssl = SSL_new(context) else {
-            SSL_CTX_free(context)
-            throw .tls(Self.drainErrors("SSL_new"))
-        }
+        let context = try TLSClientContext.shared(caFile: caFile)
+        guard let ssl = SSL_new(context.context) else { throw .tls(Self.drainErrors("SSL_new")) }
         self.context = context
         self.fd = fd
         self.ssl = ssl
@@ -48,7 +36,6 @@ final class TLSClientSession {
 
     deinit {
         SSL_free(ssl)
-        SSL_CTX_free(context)
     }
 
     /// Writes all of `bytes` by `deadline`.
