@@ -1,0 +1,39 @@
+# AppleIDMock as a container: build with the official Swift image, run on Debian slim.
+#
+#   docker build -t appleid-mock .
+#   docker run --rm -p 8080:8080 appleid-mock                      # http://localhost:8080
+#
+# HTTPS standing in for appleid.apple.com: see docker-compose.yml.
+
+# ---- build: the same flags as scripts/bench (static Swift runtime, no PIE) ----
+FROM swift:6.3-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends libssl-dev && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --product appleid-mock \
+ && install -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
+
+# ---- runtime: what the binary links (libssl3; libstdc++6 and libgcc-s1 are in every Debian
+# root) and the CA store for https notification receivers. scripts/image-check builds this
+# stage's root with debootstrap from the same release and packages and runs the binary in it.
+FROM debian:bookworm-slim AS runtime
+RUN apt-get update && apt-get install -y --no-install-recommends libssl3 ca-certificates && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --user-group --home-dir /srv/appleid-mock --no-create-home appleid-mock \
+ && mkdir -p /srv/appleid-mock /tls && chown appleid-mock:appleid-mock /tls
+COPY --from=build /appleid-mock /usr/local/bin/appleid-mock
+# The committed test-only signing keys the built-in scenario names (Keys/signing).
+COPY Keys /srv/appleid-mock/Keys
+WORKDIR /srv/appleid-mock
+USER appleid-mock
+# Inside a container the mock listens on every interface; `health` (and the other control
+# commands) reach it at APPLEID_MOCK_SERVER, checked against APPLEID_MOCK_CA when https.
+ENV APPLEID_MOCK_HOST=0.0.0.0 \
+    APPLEID_MOCK_PORT=8080 \
+    APPLEID_MOCK_SERVER=http://127.0.0.1:8080
+EXPOSE 8080 443
+HEALTHCHECK --interval=5s --timeout=3s --start-period=2s --retries=5 CMD ["appleid-mock", "health", "--timeout", "2"]
+# SIGTERM (docker stop) drains in-flight requests and exits 0.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["appleid-mock"]
+CMD ["serve"]
