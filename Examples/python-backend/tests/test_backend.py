@@ -1,0 +1,116 @@
+"""The example backend against the mock standing in for appleid.apple.com: first and later web
+logins, a native login, a key rotation mid-suite, and consent revoked and account deleted
+arriving as Apple's signed notifications. Runs in order: each step builds on the last."""
+import json
+from html.parser import HTMLParser
+
+import requests
+
+BACKEND = "http://127.0.0.1:3000"
+APPLE = "https://appleid.apple.com"
+
+
+def hidden_fields(html):
+    class Collector(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.fields = {}
+
+        def handle_starttag(self, tag, attrs):
+            attributes = dict(attrs)
+            if tag == "input" and attributes.get("type") == "hidden":
+                self.fields[attributes["name"]] = attributes.get("value", "")
+
+    collector = Collector()
+    collector.feed(html)
+    return collector.fields
+
+
+def web_login(user):
+    """The user's browser: the backend's link, Apple's consent page, Continue, and the form
+    Apple's page posts back to the backend. Returns (what the backend answered, the posted fields)."""
+    authorize = requests.get(f"{BACKEND}/?redirect=0").json()["authorize_url"]
+    assert authorize.startswith(f"{APPLE}/auth/authorize?")
+    browser = requests.Session()
+    consent = browser.get(authorize)
+    assert consent.status_code == 200, consent.text
+    form = hidden_fields(consent.text)
+    form.update({"mock_user": user, "mock_action": "continue"})
+    page = browser.post(authorize.split("?")[0], data=form)
+    if page.status_code != 200:
+        return page, None
+    posted = hidden_fields(page.text)
+    return requests.post(f"{BACKEND}/callback", data=posted), posted
+
+
+def notification_after(last):
+    """Waits (long poll, no sleeping) for the mock's next notification to settle."""
+    records = requests.get(f"{APPLE}/__mock/notifications", params={"after": last, "wait": 30}).json()["notifications"]
+    assert records and records[0]["outcome"] == "delivered", records
+    return records[0]
+
+
+STATE = {}
+
+
+def test_first_web_login_keeps_name_and_email_a_later_one_gets_neither(stack):
+    answer, posted = web_login("alice")
+    assert answer.status_code == 200, answer.text
+    first = answer.json()
+    assert first == {"sub": first["sub"], "email": "alice@example.com", "name": "Alice Appleseed", "first_login": True}
+    assert json.loads(posted["user"])["name"] == {"firstName": "Alice", "lastName": "Appleseed"}
+    STATE["alice"] = first["sub"]
+    answer, posted = web_login("alice")
+    assert "user" not in posted, "Apple sends name and email once"
+    assert answer.json() == dict(first, first_login=False), "the backend kept them"
+    assert requests.post(f"{BACKEND}/refresh/{first['sub']}").json() == {"signed_in": True}
+
+
+def test_native_login_verifies_the_identity_token_and_redeems_the_code(stack):
+    credential = requests.post(f"{APPLE}/__mock/sign-in", json={"user": "bob", "client_id": "com.example.app"}).json()
+    answer = requests.post(f"{BACKEND}/native", json={k: credential[k] for k in ("identityToken", "authorizationCode", "fullName")})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"sub": credential["user"], "email": credential["email"], "name": "Bob Bobson", "first_login": True}
+    assert credential["email"].endswith("@privaterelay.appleid.com")
+    STATE["bob"] = credential["user"]
+    # The twin: a tampered identity token is refused.
+    forged = credential["identityToken"][:-4] + ("AAAA" if not credential["identityToken"].endswith("AAAA") else "BBBB")
+    refused = requests.post(f"{BACKEND}/native", json={"identityToken": forged, "authorizationCode": credential["authorizationCode"]})
+    assert refused.status_code == 401
+
+
+def test_key_rotation_mid_suite_is_followed_by_the_backends_key_cache(stack):
+    rotated = requests.post(f"{APPLE}/__mock/keys/rotate", json={}).json()
+    assert rotated["state"] == "active"
+    answer, _ = web_login("alice")
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["sub"] == STATE["alice"]
+    assert requests.post(f"{BACKEND}/refresh/{STATE['alice']}").json() == {"signed_in": True}
+
+
+def test_consent_revoked_arrives_as_a_notification_and_the_next_login_is_a_first_again(stack):
+    last = (requests.get(f"{APPLE}/__mock/notifications").json()["notifications"] or [{"id": 0}])[-1]["id"]
+    fired = requests.post(f"{APPLE}/__mock/events", json={"type": "consent-revoked", "user": "alice", "client_id": "com.example.web"})
+    assert fired.status_code == 202, fired.text
+    record = notification_after(last)
+    assert [attempt["status"] for attempt in record["attempts"]] == [200]
+    user = requests.get(f"{BACKEND}/users/{STATE['alice']}").json()
+    assert user["status"] == "revoked" and user["events"] == ["consent-revoked"]
+    assert requests.post(f"{BACKEND}/refresh/{STATE['alice']}").json() == {"signed_in": False, "reason": "revoked"}
+    answer, posted = web_login("alice")
+    assert "user" in posted, "a first authorization again: Apple sends the user JSON"
+    assert answer.json()["first_login"] is True
+
+
+def test_account_deleted_arrives_as_a_notification_and_apple_refuses_the_user(stack):
+    last = requests.get(f"{APPLE}/__mock/notifications").json()["notifications"][-1]["id"]
+    fired = requests.post(f"{APPLE}/__mock/events", json={"type": "account-deleted", "user": "bob", "client_id": "com.example.app"})
+    assert fired.status_code == 202, fired.text
+    notification_after(last)
+    user = requests.get(f"{BACKEND}/users/{STATE['bob']}").json()
+    assert user["status"] == "deleted" and user["email"] is None
+    assert requests.post(f"{BACKEND}/refresh/{STATE['bob']}").json() == {"signed_in": False, "reason": "deleted"}
+    again = requests.post(f"{APPLE}/__mock/sign-in", json={"user": "bob", "client_id": "com.example.app"})
+    assert again.status_code == 400 and again.json()["field"] == "user"
+    # The twin: alice is untouched.
+    assert requests.get(f"{BACKEND}/users/{STATE['alice']}").json()["status"] == "active"
