@@ -1,0 +1,88 @@
+import FoundationEssentials
+import JOSE
+import MiniHTTP
+
+/// The mock inside a Swift backend's XCTest suite: start it on an ephemeral port, point the
+/// backend at `baseURL`, then script Apple — sign users in as an iOS app or a browser would,
+/// move the clock, rotate keys, fire account events and read the notifications they caused,
+/// reset between tests. Each call is one operation on the mock's state, as its HTTP control API
+/// would do it, without a round trip.
+extension AppleIDMockServer {
+    /// Starts the mock for a test: `scenario` (default: the built-in one) on an ephemeral
+    /// loopback port, log lines dropped unless `log` is given. `configure` adjusts the rest.
+    public static func startForTesting(scenario: Scenario = .default, keysDirectory: String? = nil,
+                                       log: @escaping @Sendable (String) -> Void = { _ in },
+                                       configure: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws(AppleIDMockError) -> AppleIDMockServer {
+        var configuration = AppleIDMockConfiguration()
+        configuration.scenario = scenario
+        configuration.port = 0
+        configuration.keysDirectory = keysDirectory
+        configuration.log = log
+        configure(&configuration)
+        return try start(configuration)
+    }
+
+    /// A native Sign in with Apple, as `ASAuthorizationAppleIDCredential` hands it to the app:
+    /// `user`, `identityToken`, `authorizationCode` (redeem it at `/auth/token`), and on the
+    /// first authorization `email` and `fullName`.
+    public func signInNative(user: String, clientID: String, scopes: [String] = ["name", "email"], nonce: String? = nil,
+                             hideEmail: Bool? = nil) throws -> AppleIDDomain.NativeCredential {
+        try domain.nativeSignIn(userID: user, clientID: clientID, scopes: scopes, nonce: nonce, hideEmail: hideEmail)
+    }
+
+    /// A web sign-in with the user pressing Continue: the fields Apple sends to `redirectURI`
+    /// (`code`, `id_token` when asked for, `state`, and `user` JSON on the first authorization),
+    /// exactly as the backend's callback receives them. Throws `AuthorizeError` for a request
+    /// Apple would refuse.
+    public func signInWeb(user: String, clientID: String, redirectURI: String, scopes: [String] = ["name", "email"],
+                          responseType: String = "code id_token", state: String? = nil, nonce: String? = nil) throws -> [String: String] {
+        var parameters = ["client_id": clientID, "redirect_uri": redirectURI, "response_type": responseType]
+        if !scopes.isEmpty {
+            parameters["scope"] = scopes.joined(separator: " ")
+            parameters["response_mode"] = "form_post"
+        }
+        if let state { parameters["state"] = state }
+        if let nonce { parameters["nonce"] = nonce }
+        let request = try domain.validateAuthorize(parameters)
+        let delivery = try domain.approve(request, AppleIDDomain.Approval(userID: user))
+        return Dictionary(delivery.parameters, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Moves the mock clock (codes, tokens, client secrets, rotations and the events timeline
+    /// follow it).
+    public func advanceClock(by seconds: Double) throws {
+        try domain.clock.advance(by: seconds)
+    }
+
+    /// One step of Apple's key rotation: a new key published and made the signer; the previous
+    /// keys stay published. Returns the new kid.
+    @discardableResult
+    public func rotateKeys() throws -> String {
+        try domain.rotateKeys().keyID
+    }
+
+    /// A user's action at Apple (`consent-revoked`, `account-delete`/`account-deleted`,
+    /// `email-disabled`, `email-enabled`): the state changes at once and the app group's signed
+    /// notification is queued. Returns the notification's id in the log, nil when none was made.
+    @discardableResult
+    public func fireEvent(_ type: String, user: String, clientID: String) throws -> UInt64? {
+        guard let event = AccountEventType(name: type) else {
+            throw AccountEventError(status: 400, message: "expected \(AccountEventType.names)", field: "type")
+        }
+        let before = notifications.records().last?.id ?? 0
+        try domain.state.accountEvent(event, user: user, clientID: clientID)
+        notifications.collect()
+        return notifications.records(after: before).last?.id
+    }
+
+    /// The delivery log after `after`; with `waitingUpTo` seconds, waits until one of them has
+    /// settled (delivered, failed, or nothing to send) or the time is up.
+    public func notificationLog(after: UInt64 = 0, waitingUpTo seconds: Double = 0) async -> [NotificationRecord] {
+        seconds > 0 ? await notifications.await(after: after, seconds: seconds) : notifications.records(after: after)
+    }
+
+    /// Everything back to the scenario's start: users, consents, codes, keys, clock.
+    public func reset() {
+        domain.state.reset()
+    }
+}

@@ -1,0 +1,83 @@
+@testable import AppleIDMock
+import Foundation
+import JOSE
+import MiniHTTP
+import Synchronization
+import XCTest
+
+/// The in-process API a Swift backend's test suite uses (`AppleIDMockServer+Testing`), end to
+/// end: what it returns is what Apple's endpoints, reached over HTTP, accept.
+final class InProcessAPITests: XCTestCase {
+    private func secret(_ clientID: String, at seconds: Int64) throws -> String {
+        try ClientSecret.make(teamID: "MOCKTEAM01", keyID: "MOCKKEY001", clientID: clientID, privateKey: mockDeveloperKey,
+                              issuedAt: seconds, lifetime: 3600)
+    }
+
+    private func token(_ mock: AppleIDMockServer, _ form: [String: String]) throws -> (status: Int, body: JSONObject) {
+        let body = form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }.joined(separator: "&")
+        let response = try HTTPClient().send("POST", url: mock.baseURL + "/auth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                             body: Array(body.utf8))
+        return (response.status, try jsonObject(response.body))
+    }
+
+    func testNativeAndWebSignIn_ClockKeysEventsAndReset_ThroughTheInProcessAPI() async throws {
+        let received = Mutex<[String]>([])
+        var router = Router()
+        router.add(.post, "/apple", immediate: { request in
+            received.withLock { $0.append(String(decoding: request.body, as: UTF8.self)) }
+            return .text("ok")
+        })
+        var receiverConfiguration = HTTPServerConfiguration()
+        receiverConfiguration.port = 0
+        let receiver = try HTTPServer.start(configuration: receiverConfiguration, routes: router.build())
+        defer { receiver.stop() }
+        var scenario = Scenario.default
+        scenario.teams[0].notificationURL = receiver.url + "/apple"
+        scenario.clock = .init(start: frozenNow, frozen: true)
+        let mock = try AppleIDMockServer.startForTesting(scenario: scenario, keysDirectory: repositoryRoot + "/Keys/signing")
+        defer { mock.stop() }
+        XCTAssertTrue(mock.baseURL.hasPrefix("http://127.0.0.1:"))
+
+        // Native: the code redeems at /auth/token over the wire.
+        let native = try mock.signInNative(user: "alice", clientID: "com.example.app")
+        XCTAssertEqual(native.email, "alice@example.com")
+        let redeemed = try token(mock, ["client_id": "com.example.app", "client_secret": try secret("com.example.app", at: frozenNow),
+                                        "grant_type": "authorization_code", "code": native.authorizationCode])
+        XCTAssertEqual(redeemed.status, 200)
+        XCTAssertNotNil(redeemed.body["refresh_token"]?.stringValue)
+
+        // Web: the callback's fields; the user JSON only the first time.
+        let first = try mock.signInWeb(user: "bob", clientID: "com.example.web", redirectURI: "https://app.example.com/callback", state: "s1", nonce: "n1")
+        XCTAssertEqual(first["state"], "s1")
+        XCTAssertNotNil(first["user"])
+        XCTAssertEqual(try CompactJWS.parse(try XCTUnwrap(first["id_token"])).payloadJSON?["nonce"], "n1")
+        let later = try mock.signInWeb(user: "bob", clientID: "com.example.web", redirectURI: "https://app.example.com/callback")
+        XCTAssertNil(later["user"])
+        XCTAssertThrowsError(try mock.signInWeb(user: "bob", clientID: "com.example.web", redirectURI: "https://evil.example/callback"))
+
+        // The clock: a code outlives its five minutes only on paper.
+        let expiring = try mock.signInNative(user: "alice", clientID: "com.example.app")
+        try mock.advanceClock(by: 301)
+        let expired = try token(mock, ["client_id": "com.example.app", "client_secret": try secret("com.example.app", at: frozenNow + 301),
+                                       "grant_type": "authorization_code", "code": expiring.authorizationCode])
+        XCTAssertEqual(expired.status, 400)
+        XCTAssertEqual(expired.body["error"], "invalid_grant")
+
+        // Keys: the next token names the new kid.
+        let kid = try mock.rotateKeys()
+        XCTAssertEqual(try CompactJWS.parse(try mock.signInNative(user: "alice", clientID: "com.example.app").identityToken).keyID, kid)
+
+        // Events: the notification reaches the receiver and the log says so.
+        let id = try XCTUnwrap(try mock.fireEvent("consent-revoked", user: "alice", clientID: "com.example.app"))
+        let log = await mock.notificationLog(after: id - 1, waitingUpTo: 20)
+        XCTAssertEqual(log.first?.outcome, .delivered)
+        XCTAssertEqual(received.withLock { $0 }, [#"{"payload":"\#(try XCTUnwrap(log.first?.jwt))"}"#])
+        XCTAssertThrowsError(try mock.fireEvent("account-gone", user: "alice", clientID: "com.example.app")) { error in
+            XCTAssertEqual((error as? AccountEventError)?.field, "type")
+        }
+
+        // Reset: back to the scenario — bob's next web sign-in is a first one again.
+        mock.reset()
+        XCTAssertNotNil(try mock.signInWeb(user: "bob", clientID: "com.example.web", redirectURI: "https://app.example.com/callback")["user"])
+    }
+}
