@@ -72,8 +72,13 @@ final class Connection {
     /// The socket became writable: queued output goes on, or a TLS handshake or read that
     /// waited to write continues.
     func writable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
-        if state == .reading && tlsWants == MH_EPOLLOUT {
+        if tlsWants == MH_EPOLLOUT && state == .reading {
             readAvailable(into: scratch, now: now)
+        } else if tlsWants == MH_EPOLLOUT && outputSent >= output.count {
+            // A read that wanted to write, then a request went to its handler: the response's
+            // write carries what TLS had to send. Waiting for writability meanwhile would spin.
+            tlsWants = 0
+            updateInterest()
         } else {
             flush(now: now)
         }
