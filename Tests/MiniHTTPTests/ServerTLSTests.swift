@@ -60,6 +60,17 @@ final class ServerTLSTests: XCTestCase {
         XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
     }
 
+    func testTLSClientHello_ToAPlainPort_GetsA400AndTheConnectionCloses() throws {
+        let server = try ServerFixture.start()
+        defer { server.stop() }
+        XCTAssertThrowsError(try client(ca: Self.files.ca).send("GET", url: "https://127.0.0.1:\(server.port)/hello"))
+        let raw = try ServerFixture.client(server)
+        try raw.send([0x16, 0x03, 0x01, 0x00, 0x2f, 0x01, 0x00, 0x00, 0x2b, 0x03, 0x03] + Array(repeating: 0x41, count: 40) + Array("\r\n\r\n".utf8))
+        XCTAssertEqual(String(decoding: try raw.readAll(), as: UTF8.self), ServerFixture.protocolError(400))
+        // The twin: plain HTTP on the same port is served.
+        XCTAssertEqual(try ServerFixture.client(server).roundTrip("GET", "/hello").text, "hi")
+    }
+
     func testStalledHandshake_IsDroppedLikeASlowHead() throws {
         let server = try start(timeouts: 0.3)
         defer { server.stop() }
