@@ -12,14 +12,15 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --product appleid-mock \
- && install -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
+ && install -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
 
 # ---- runtime: what the binary links (libssl3; libstdc++6 and libgcc-s1 are in every Debian
 # root) and the CA store for https notification receivers. scripts/image-check builds this
 # stage's root with debootstrap from the same release and packages and runs the binary in it.
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends libssl3 ca-certificates && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --user-group --home-dir /srv/appleid-mock --no-create-home appleid-mock \
+ && groupadd --system --gid 10001 appleid-mock \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /srv/appleid-mock --no-create-home appleid-mock \
  && mkdir -p /srv/appleid-mock /tls && chown appleid-mock:appleid-mock /tls
 COPY --from=build /appleid-mock /usr/local/bin/appleid-mock
 # The committed test-only signing keys the built-in scenario names (Keys/signing).
