@@ -32,9 +32,29 @@ public final class AppleIDMockServer: Sendable {
 
     /// Loads keys, binds, and starts serving; returns once connections are accepted.
     public static func start(_ configuration: AppleIDMockConfiguration = AppleIDMockConfiguration()) throws(AppleIDMockError) -> AppleIDMockServer {
-        let domain = try AppleIDDomain(configuration: configuration)
+        // The TLS context (OpenSSL fetching its algorithms, the files parsed and checked) is made
+        // on another thread while the signing keys load: both are a good part of a cold start.
+        let tls = configuration.tlsFiles.map { files in
+            BackgroundResult { () throws(TLSServerContext.Failure) in
+                try TLSServerContext(certificateChain: files.certificateChain, privateKey: files.privateKey)
+            }
+        }
+        let domain: AppleIDDomain
+        do {
+            domain = try AppleIDDomain(configuration: configuration)
+        } catch {
+            _ = tls?.value
+            throw error
+        }
         let site = SiteAddress()
         var http = configuration.http
+        if let tls {
+            do {
+                http.tls = try tls.value.get()
+            } catch {
+                throw .tls(error)
+            }
+        }
         http.host = configuration.host
         http.port = configuration.port
         let notifications = makeDeliverer(domain, configuration)

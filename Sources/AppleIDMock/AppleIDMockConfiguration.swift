@@ -20,6 +20,9 @@ public struct AppleIDMockConfiguration: Sendable {
     public var keysDirectory: String?
     /// HTTP limits, timeouts and threads (`host` and `port` above take precedence).
     public var http = HTTPServerConfiguration()
+    /// PEM certificate chain and private key files: the port serves HTTPS only. Loaded while
+    /// the signing keys load (a ready `http.tls` is used as it is).
+    public var tlsFiles: (certificateChain: String, privateKey: String)?
     /// Real time in seconds since 1970 (the system clock); the mock clock runs on it. Where the
     /// mock clock starts is the scenario's `clock`.
     public var realTime: @Sendable () -> Double = { Date().timeIntervalSince1970 }

@@ -8,6 +8,8 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
     case keys(KeyRingError)
     /// The socket could not be bound.
     case bind(SocketError)
+    /// The TLS certificate or key could not be used.
+    case tls(TLSServerContext.Failure)
 
     /// A one-line (or, for scenarios, one-per-problem) explanation.
     public var description: String {
@@ -15,6 +17,7 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
         case .scenario(let error): "invalid scenario:\n\(error)"
         case .keys(let error): "signing keys: \(error)"
         case .bind(let error): "cannot listen: \(error)"
+        case .tls(let error): "TLS: \(error)"
         }
     }
 }

@@ -106,11 +106,7 @@ enum ServeCommand {
         case (nil, nil):
             break
         case (let certificate?, let key?):
-            do {
-                configuration.http.tls = try TLSServerContext(certificateChain: certificate, privateKey: key)
-            } catch {
-                throw CommandFailure(message: "TLS: \(error.message)", status: 2)
-            }
+            configuration.tlsFiles = (certificate, key)
         case (nil, _?):
             throw UsageError(message: "--tls-key needs --tls-cert", usage: usage)
         case (_?, nil):
@@ -140,7 +136,7 @@ enum ServeCommand {
         } catch {
             switch error {
             case .bind: throw CommandFailure(message: "\(error)", status: 1)
-            case .keys, .scenario: throw CommandFailure(message: "\(error)", status: 2)
+            case .keys, .scenario, .tls: throw CommandFailure(message: "\(error)", status: 2)
             }
         }
         Output.out("listening on \(server.listenURL)")
