@@ -43,9 +43,18 @@ static inline long shim_nonblocking_modes(void) {
     return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS;
 }
 
-/// SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE (composite 64-bit constants).
+/// SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_IGNORE_UNEXPECTED_EOF
+/// (composite 64-bit constants). The last makes a peer that closes its socket without
+/// close_notify an orderly end (SSL_ERROR_ZERO_RETURN), as in OpenSSL 1.1, instead of an error
+/// that would lose the requests it sent before closing.
 static inline uint64_t shim_server_options(void) {
-    return SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE;
+    return SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_IGNORE_UNEXPECTED_EOF;
+}
+
+/// SSL_OP_IGNORE_UNEXPECTED_EOF for clients: a server that closes without close_notify ends
+/// the response (HTTP frames it by length or by the close itself).
+static inline uint64_t shim_client_options(void) {
+    return SSL_OP_IGNORE_UNEXPECTED_EOF;
 }
 
 /// Adds the extension `nid` with OpenSSL's text form `value` (e.g. "DNS:localhost,IP:::1") to

@@ -38,6 +38,13 @@ class Receiver:
                 if status == "hang":
                     receiver.release.wait()
                     return
+                if status in ("close-delimited", "cut-short"):
+                    # The body ends with the connection; Python's TLS server closes without
+                    # close_notify, as many servers do. "cut-short" promises more than it sends.
+                    length = b"" if status == "close-delimited" else b"Content-Length: 100\r\n"
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\n" + length + b"Connection: close\r\n\r\nthanks")
+                    self.close_connection = True
+                    return
                 self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -395,6 +402,23 @@ def test_an_https_receiver_is_reached_when_its_ca_is_given(started, test_ca):
     assert events["type"] == "consent-revoked"
     [record] = settled(mock)
     assert record["outcome"] == "delivered" and record["attempts"][0]["status"] == 200
+
+
+@pytest.mark.parametrize("answer, outcome", [("close-delimited", "delivered"), ("cut-short", "failed")])
+def test_an_https_answer_ended_by_a_close_without_close_notify(started, test_ca, answer, outcome):
+    directory, context = test_ca
+    mock, receiver = started(statuses=(answer,), tls=context, notification_retry_delays=[],
+                             mock_args=("--notification-ca", str(directory / "ca.pem")))
+    native_sign_in(mock, "alice")
+    assert event(mock, "consent-revoked", "alice").status_code == 202
+    receiver.next()
+    [record] = settled(mock)
+    assert record["outcome"] == outcome, record
+    [attempt] = record["attempts"]
+    if outcome == "delivered":
+        assert attempt["status"] == 200, attempt
+    else:
+        assert attempt["status"] is None and attempt["error"].endswith("closed after 6 of 100 body bytes"), attempt
 
 
 def test_an_https_receiver_fails_with_a_certificate_error_without_its_ca(started, test_ca):

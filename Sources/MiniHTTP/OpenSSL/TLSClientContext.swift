@@ -40,6 +40,10 @@ final class TLSClientContext: @unchecked Sendable {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw .tls(TLSServerContext.drainErrors("SSL_CTX_new failed")) }
         // Configured before any session exists: a session copies the verify mode when made.
         _ = shim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+        _ = SSL_CTX_set_options(context, shim_client_options())
+        // OpenSSL writes to the socket with write(2): a receiver that vanished mid-write would
+        // raise SIGPIPE and end the whole mock. Ignored once, before the first TLS session.
+        signal(SIGPIPE, SIG_IGN)
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         let loaded = caFile.map { SSL_CTX_load_verify_locations(context, $0, nil) } ?? SSL_CTX_set_default_verify_paths(context)
         guard loaded == 1 else {

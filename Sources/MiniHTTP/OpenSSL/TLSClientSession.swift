@@ -28,6 +28,7 @@ final class TLSClientSession {
         }
         guard SSL_set_fd(ssl, fd) == 1 else { throw .tls(Self.drainErrors("SSL_set_fd")) }
         while true {
+            ERR_clear_error()
             let result = SSL_connect(ssl)
             if result == 1 { break }
             try wait(result, deadline: deadline, doing: "TLS handshake")
@@ -42,6 +43,7 @@ final class TLSClientSession {
     func write(_ bytes: [UInt8], deadline: UInt64) throws(HTTPClient.Failure) {
         var sent = 0
         while sent < bytes.count {
+            ERR_clear_error()
             let result = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + sent, Int32(min($0.count - sent, 1 << 20))) }
             if result > 0 {
                 sent += Int(result)
@@ -54,6 +56,7 @@ final class TLSClientSession {
     /// Reads up to `count` bytes by `deadline`; 0 at the end of the stream.
     func read(into buffer: UnsafeMutableRawBufferPointer, deadline: UInt64) throws(HTTPClient.Failure) -> Int {
         while true {
+            ERR_clear_error()
             let result = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, 1 << 20)))
             if result > 0 { return Int(result) }
             let code = SSL_get_error(ssl, result)

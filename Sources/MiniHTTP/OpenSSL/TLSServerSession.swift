@@ -43,6 +43,7 @@ final class TLSServerSession {
 
     /// Advances the handshake.
     func handshake() -> Outcome {
+        ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             handshakeDone = true
@@ -53,18 +54,21 @@ final class TLSServerSession {
 
     /// Reads decrypted bytes into `buffer`.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Outcome {
+        ERR_clear_error()
         let result = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
         return result > 0 ? .done(Int(result)) : outcome(of: result)
     }
 
     /// Encrypts and writes up to `count` bytes from `bytes`.
     func write(_ bytes: UnsafeRawPointer, count: Int) -> Outcome {
+        ERR_clear_error()
         let result = SSL_write(ssl, bytes, Int32(min(count, 1 << 20)))
         return result > 0 ? .done(Int(result)) : outcome(of: result)
     }
 
     /// Sends close_notify if the socket takes it now; never waits.
     func shutdown() {
+        ERR_clear_error()
         if handshakeDone { _ = SSL_shutdown(ssl) }
         ERR_clear_error()
     }

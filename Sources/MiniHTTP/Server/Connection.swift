@@ -319,7 +319,9 @@ final class Connection {
         var wanted: UInt32 = 0
         if state == .reading && !peerClosedInput { wanted |= MH_EPOLLIN }
         if outputSent < output.count { wanted |= MH_EPOLLOUT }
-        wanted |= tlsWants
+        // What TLS waits for replaces the state's own events: asking for writability while
+        // OpenSSL waits to read (or the reverse) would wake the loop on every turn for nothing.
+        if tlsWants != 0 { wanted = tlsWants }
         if wanted != interest {
             interest = wanted
             loop.modify(self, events: wanted)
