@@ -4,14 +4,16 @@ public struct P256PrivateKey: Sendable {
     private let key: EVPKey
     /// The public half.
     public let publicKey: P256PublicKey
-    /// The key as unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`), the `.p8` shape.
-    public let pkcs8PEM: String
 
     /// Wraps a key already checked to be on P-256.
     private init(checked key: EVPKey) throws(JOSEError) {
         self.key = key
-        self.publicKey = try P256PublicKey(checked: key.publicOnly())
-        self.pkcs8PEM = try key.pkcs8PEM()
+        self.publicKey = P256PublicKey(checked: try key.publicOnly())
+    }
+
+    /// The key as unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`), the `.p8` shape; encoded when asked.
+    public var pkcs8PEM: String {
+        get throws(JOSEError) { try key.pkcs8PEM() }
     }
 
     /// A fresh key.

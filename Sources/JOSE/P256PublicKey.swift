@@ -2,13 +2,15 @@
 public struct P256PublicKey: Sendable {
     /// The owned OpenSSL key (public half only).
     private let key: EVPKey
-    /// The key as SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`).
-    public let pem: String
 
     /// Wraps a key already checked to be on P-256.
-    init(checked key: EVPKey) throws(JOSEError) {
+    init(checked key: EVPKey) {
         self.key = key
-        self.pem = try key.publicPEM()
+    }
+
+    /// The key as SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`), encoded when asked.
+    public var pem: String {
+        get throws(JOSEError) { try key.publicPEM() }
     }
 
     /// Refuses anything but an EC key on the named curve P-256 (OpenSSL's "prime256v1").
@@ -24,7 +26,7 @@ public struct P256PublicKey: Sendable {
     public init(pem: String) throws(JOSEError) {
         let key = try EVPKey.readPublic(pem: pem)
         try P256PublicKey.checkCurve(key)
-        try self.init(checked: key)
+        self.init(checked: key)
     }
 
     /// Whether `signature` is a valid raw 64-byte `r || s` ES256 signature over `message`.

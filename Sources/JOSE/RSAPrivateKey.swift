@@ -9,15 +9,19 @@ public struct RSAPrivateKey: Sendable {
     private let key: EVPKey
     /// The public half.
     public let publicKey: RSAPublicKey
-    /// The key as unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`).
-    public let pkcs8PEM: String
 
     /// Wraps a key already checked to be RSA.
     private init(checked key: EVPKey) throws(JOSEError) {
         try RSAPublicKey.checkSize(key)
         self.key = key
-        self.publicKey = try RSAPublicKey(checked: key.publicOnly())
-        self.pkcs8PEM = try key.pkcs8PEM()
+        // The public half from `n` and `e` (EVP_PKEY_fromdata): a DER round trip through
+        // OpenSSL's decoders costs several times more, and key loading is most of a cold start.
+        self.publicKey = try RSAPublicKey(checked: EVPKey.rsaPublic(modulus: key.bigNumber("n"), exponent: key.bigNumber("e"), checked: false))
+    }
+
+    /// The key as unencrypted PKCS#8 PEM (`BEGIN PRIVATE KEY`), encoded when asked.
+    public var pkcs8PEM: String {
+        get throws(JOSEError) { try key.pkcs8PEM() }
     }
 
     /// A fresh key with public exponent 65537.

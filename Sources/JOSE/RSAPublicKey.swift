@@ -2,8 +2,6 @@
 public struct RSAPublicKey: Sendable {
     /// The owned OpenSSL key (public half only).
     private let key: EVPKey
-    /// The key as SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`).
-    public let pem: String
     /// The modulus, big-endian, without leading zero bytes.
     public let modulus: [UInt8]
     /// The public exponent, big-endian, without leading zero bytes.
@@ -13,9 +11,14 @@ public struct RSAPublicKey: Sendable {
     init(checked key: EVPKey) throws(JOSEError) {
         try RSAPublicKey.checkSize(key)
         self.key = key
-        self.pem = try key.publicPEM()
         self.modulus = try key.bigNumber("n")
         self.exponent = try key.bigNumber("e")
+    }
+
+    /// The key as SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`), encoded when asked: OpenSSL's
+    /// encoders are a good part of loading a key, and serving needs only `n` and `e`.
+    public var pem: String {
+        get throws(JOSEError) { try key.publicPEM() }
     }
 
     /// Refuses keys outside `RSAPrivateKey.minimumBits...maximumBits`.

@@ -46,7 +46,7 @@ enum KeysCommand {
         let keyID = RandomSource.system.string(10, alphabet: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         let developerKey = try P256PrivateKey.generate()
         try write(developerKey.pkcs8PEM, to: join(out, "AuthKey_\(keyID).p8"))
-        Output.out("developer key id: \(keyID)\npublic key:\n\(developerKey.publicKey.pem)")
+        Output.out("developer key id: \(keyID)\npublic key:\n\(try developerKey.publicKey.pem)")
         return 0
     }
 

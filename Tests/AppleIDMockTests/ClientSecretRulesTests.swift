@@ -65,7 +65,7 @@ final class ClientSecretRulesTests: XCTestCase {
 
     func testClientSecret_RejectsAnotherTeamsKeyAndIssuer() throws {
         let teamBKey = try P256PrivateKey.generate()
-        let pem = teamBKey.publicKey.pem
+        let pem = try teamBKey.publicKey.pem
         let server = try startFrozenMock { configuration in
             configuration.scenario.teams.append(Scenario.Team(
                 teamID: "MOCKTEAM02", developerKeys: [Scenario.DeveloperKey(keyID: "MOCKKEY002", publicKeyPEM: pem)],
@@ -190,7 +190,7 @@ final class ClientSecretRulesTests: XCTestCase {
         let header = JSONObject([("alg", "HS256"), ("kid", "MOCKKEY001")])
         let unsigned = CompactJWS(header: header, payload: good.payload, signature: [])
         // Keyed with the public key's PEM: the classic algorithm-confusion attempt.
-        let mac = HMACSHA256.mac(key: Array(mockDeveloperKey.publicKey.pem.utf8), message: unsigned.signingInput)
+        let mac = HMACSHA256.mac(key: Array(try mockDeveloperKey.publicKey.pem.utf8), message: unsigned.signingInput)
         try assertRejected(server, CompactJWS(header: header, payload: good.payload, signature: mac).compact)
         let none = JSONObject([("alg", "none"), ("kid", "MOCKKEY001")])
         try assertRejected(server, CompactJWS(header: none, payload: good.payload, signature: []).compact)

@@ -44,7 +44,7 @@ final class ControlRoutesTests: XCTestCase {
 
     /// A frozen mock whose scenario has a second team with one App ID.
     private func startTwoTeams() throws -> AppleIDMockServer {
-        let pem = teamBKey.publicKey.pem
+        let pem = try teamBKey.publicKey.pem
         return try startFrozenMock { configuration in
             configuration.scenario.teams.append(Scenario.Team(
                 teamID: Self.teamB, developerKeys: [Scenario.DeveloperKey(keyID: "MOCKKEY002", publicKeyPEM: pem)],

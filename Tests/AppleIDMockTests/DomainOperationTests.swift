@@ -27,7 +27,7 @@ final class DomainOperationTests: XCTestCase {
 
     /// A domain whose scenario has a second team with one App ID.
     private func makeTwoTeamDomain() throws -> AppleIDDomain {
-        let pem = teamBKey.publicKey.pem
+        let pem = try teamBKey.publicKey.pem
         return try makeDomain { configuration in
             configuration.scenario.teams.append(Scenario.Team(
                 teamID: Self.teamB, developerKeys: [Scenario.DeveloperKey(keyID: Self.teamBKeyID, publicKeyPEM: pem)],

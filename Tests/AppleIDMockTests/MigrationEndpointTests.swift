@@ -16,7 +16,7 @@ final class MigrationEndpointTests: XCTestCase {
     private static let window: Double = 60 * 86_400
 
     private func startTwoTeams() throws -> AppleIDMockServer {
-        let pem = teamBKey.publicKey.pem
+        let pem = try teamBKey.publicKey.pem
         return try startFrozenMock { configuration in
             configuration.scenario.teams.append(Scenario.Team(
                 teamID: Self.teamB, developerKeys: [Scenario.DeveloperKey(keyID: Self.teamBKeyID, publicKeyPEM: pem)],

@@ -16,7 +16,7 @@ final class JWKTests: XCTestCase {
         let jwk = JWK(kid: "K1", publicKey: SharedKeys.rsa.publicKey)
         let reread = try JWK(json: JSONParser.parse(JSONWriter.compact(jwk.json)))
         XCTAssertEqual(reread, jwk)
-        XCTAssertEqual(try reread.rsaPublicKey().pem, SharedKeys.rsa.publicKey.pem)
+        XCTAssertEqual(try reread.rsaPublicKey().pem, try SharedKeys.rsa.publicKey.pem)
         XCTAssertNotEqual(reread, JWK(kid: "K1", publicKey: SharedKeys.otherRSA.publicKey))
     }
 

@@ -60,18 +60,18 @@ final class P256KeyTests: XCTestCase {
     /// PKCS8 PEM round trips.
     func testPKCS8PEM_RoundTrips() throws {
         let key = SharedKeys.p256
-        XCTAssertTrue(key.pkcs8PEM.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+        XCTAssertTrue(try key.pkcs8PEM.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
         let reloaded = try P256PrivateKey(pem: key.pkcs8PEM)
-        XCTAssertEqual(reloaded.publicKey.pem, key.publicKey.pem)
+        XCTAssertEqual(try reloaded.publicKey.pem, try key.publicKey.pem)
         XCTAssertTrue(key.publicKey.verifyES256(signature: try reloaded.signES256(message), message: message))
     }
 
     /// Public PEM round trips.
     func testPublicPEM_RoundTrips() throws {
         let publicKey = SharedKeys.p256.publicKey
-        XCTAssertTrue(publicKey.pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
+        XCTAssertTrue(try publicKey.pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
         let reloaded = try P256PublicKey(pem: publicKey.pem)
-        XCTAssertEqual(reloaded.pem, publicKey.pem)
+        XCTAssertEqual(try reloaded.pem, try publicKey.pem)
         XCTAssertTrue(reloaded.verifyES256(signature: try SharedKeys.p256.signES256(message), message: message))
         XCTAssertFalse(reloaded.verifyES256(signature: try SharedKeys.otherP256.signES256(message), message: message))
     }

@@ -43,18 +43,18 @@ final class RSAKeyTests: XCTestCase {
     /// PKCS8 PEM round trips.
     func testPKCS8PEM_RoundTrips() throws {
         let key = SharedKeys.rsa
-        XCTAssertTrue(key.pkcs8PEM.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
-        XCTAssertTrue(key.pkcs8PEM.hasSuffix("-----END PRIVATE KEY-----\n"))
+        XCTAssertTrue(try key.pkcs8PEM.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+        XCTAssertTrue(try key.pkcs8PEM.hasSuffix("-----END PRIVATE KEY-----\n"))
         let reloaded = try RSAPrivateKey(pem: key.pkcs8PEM)
         XCTAssertEqual(reloaded.publicKey.modulus, key.publicKey.modulus)
         XCTAssertEqual(try reloaded.signRS256(message), try key.signRS256(message))
-        XCTAssertEqual(reloaded.pkcs8PEM, key.pkcs8PEM)
+        XCTAssertEqual(try reloaded.pkcs8PEM, try key.pkcs8PEM)
     }
 
     /// Public PEM round trips.
     func testPublicPEM_RoundTrips() throws {
         let publicKey = SharedKeys.rsa.publicKey
-        XCTAssertTrue(publicKey.pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
+        XCTAssertTrue(try publicKey.pem.hasPrefix("-----BEGIN PUBLIC KEY-----\n"))
         let reloaded = try RSAPublicKey(pem: publicKey.pem)
         XCTAssertEqual(reloaded.modulus, publicKey.modulus)
         XCTAssertEqual(reloaded.exponent, [0x01, 0x00, 0x01])
@@ -68,7 +68,7 @@ final class RSAKeyTests: XCTestCase {
         let pkcs1 = try RSAPrivateKey(pem: Fixture.text("rsa_private_pkcs1.pem"))
         XCTAssertEqual(pkcs8.publicKey.modulus, expected.modulus)
         XCTAssertEqual(pkcs1.publicKey.modulus, expected.modulus)
-        XCTAssertEqual(pkcs8.publicKey.pem, try Fixture.text("rsa_public.pem"))
+        XCTAssertEqual(try pkcs8.publicKey.pem, try Fixture.text("rsa_public.pem"))
         XCTAssertEqual(expected.modulus.count, 256)
         XCTAssertNotEqual(expected.modulus.first, 0)
     }
@@ -115,7 +115,7 @@ final class RSAKeyTests: XCTestCase {
     func testInitModulusExponent_MatchesPEMKey() throws {
         let publicKey = SharedKeys.rsa.publicKey
         let rebuilt = try RSAPublicKey(modulus: publicKey.modulus, exponent: publicKey.exponent)
-        XCTAssertEqual(rebuilt.pem, publicKey.pem)
+        XCTAssertEqual(try rebuilt.pem, try publicKey.pem)
         let signature = try SharedKeys.rsa.signRS256(message)
         XCTAssertTrue(rebuilt.verifyRS256(signature: signature, message: message))
         let other = try RSAPublicKey(modulus: SharedKeys.otherRSA.publicKey.modulus, exponent: publicKey.exponent)

@@ -1,5 +1,7 @@
+import Dispatch
 import FoundationEssentials
 import JOSE
+import Synchronization
 
 /// The RSA keys the mock starts with (apple-reference.md §1.5): loaded from `<kid>.pem` files
 /// and generated to make up the count. Immutable: which keys are published and which signs at
@@ -44,32 +46,49 @@ public struct KeyRing: Sendable {
         if let directory {
             guard BoundedFile.isDirectory(directory) else { throw .directoryMissing(directory) }
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
+            var files: [(path: String, keyID: String, pem: String)] = []
             for name in names.prefix(count) {
                 let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
                 let keyID = String(name.dropLast(4))
                 // The kid comes from the file name and is published as is (probe finding F13).
                 guard ScenarioRules.isKeyID(keyID) else { throw .unreadable(path, "file name: \(ScenarioRules.keyIDExpectation)") }
-                let pem: String
                 do {
-                    pem = try BoundedFile.text(path, limit: 64 * 1024)
+                    files.append((path, keyID, try BoundedFile.text(path, limit: 64 * 1024)))
                 } catch {
                     throw .unreadable(path, error.message)
                 }
-                do {
-                    let key = try RSAPrivateKey(pem: pem)
-                    guard key.bits == 2048 else { throw KeyRingError.unreadable(path, "expected an RSA-2048 key, found \(key.bits) bits") }
-                    keys.append(SigningKey(keyID: keyID, privateKey: key))
-                } catch let error as KeyRingError {
-                    throw error
-                } catch {
-                    throw .unreadable(path, "\(error)")
-                }
             }
+            keys = try parse(files)
         }
         while keys.count < count {
             keys.append(try generate(random: random))
         }
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
+    }
+
+    /// Parses and checks each file's key, on every core at once (OpenSSL's decoders and the pair
+    /// check are most of a cold start); the first failure in file order is the one reported.
+    private static func parse(_ files: [(path: String, keyID: String, pem: String)]) throws(KeyRingError) -> [SigningKey] {
+        let results = Mutex<[Result<SigningKey, KeyRingError>?]>(Array(repeating: nil, count: files.count))
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            let file = files[index]
+            let result: Result<SigningKey, KeyRingError>
+            do {
+                let key = try RSAPrivateKey(pem: file.pem)
+                result = key.bits == 2048
+                    ? .success(SigningKey(keyID: file.keyID, privateKey: key))
+                    : .failure(.unreadable(file.path, "expected an RSA-2048 key, found \(key.bits) bits"))
+            } catch {
+                result = .failure(.unreadable(file.path, "\(error)"))
+            }
+            results.withLock { $0[index] = result }
+        }
+        var keys: [SigningKey] = []
+        for result in results.withLock({ $0 }) {
+            guard let result else { continue }
+            keys.append(try result.get())
+        }
+        return keys
     }
 
     /// A fresh RSA-2048 key with a random 10-character id like Apple's, or `keyID` when given.

@@ -28,6 +28,10 @@ public final class MockState: Sendable {
     public static let eventCapacity = 1000
 
     private let guarded: Mutex<Guarded>
+    /// The published keys' JWK fragments, copied out of the world whenever an operation changes
+    /// them: `/auth/keys`, the hottest route, reads them without taking the world's lock or the
+    /// clock. Lock order: `guarded`, then this.
+    private let publishedJWKs: Mutex<[[UInt8]]>
     private let context: DomainContext
     private let ring: KeyRing
     private let realTime: @Sendable () -> Double
@@ -41,6 +45,7 @@ public final class MockState: Sendable {
         let world = World(context: context, ring: ring, clock: clock, now: clock.seconds(real: real),
                           secret: context.random.bytes(32), firstConsentID: 1)
         guarded = Mutex(Guarded(world: world))
+        publishedJWKs = Mutex(world.publishedJWKs)
     }
 
     /// Runs `operation` as one critical section at mock time now, records its events, and
@@ -65,11 +70,23 @@ public final class MockState: Sendable {
                 outcome = .failure(error)
             }
             record(&guarded, guarded.world.pendingEvents, real: real)
+            if guarded.world.pendingEvents.contains(where: Self.changesPublishedKeys) {
+                let fragments = guarded.world.publishedJWKs
+                publishedJWKs.withLock { $0 = fragments }
+            }
             guarded.world.pendingEvents = []
             return (outcome, !guarded.world.outbox.isEmpty || !guarded.world.droppedNotifications.isEmpty)
         }
         if queued { notifyOutbox() }
         return try outcome.get()
+    }
+
+    /// Whether `event` can change what `/auth/keys` publishes.
+    private static func changesPublishedKeys(_ event: DomainEvent) -> Bool {
+        switch event {
+        case .keyPublished, .keyActivated, .keyRetired, .reset: true
+        default: false
+        }
     }
 
     /// Keeps `events` in the recent-events log (a reset moves the clock: its events carry the new time).
@@ -216,7 +233,7 @@ public final class MockState: Sendable {
     /// The `{"keys":[…]}` body of `/auth/keys`, in a random order when `shuffled` (Apple's order
     /// changes between fetches, §1.5).
     public func jwksBody(shuffled: Bool) -> [UInt8] {
-        var fragments = read { world, _ in world.publishedJWKs }
+        var fragments = publishedJWKs.withLock { $0 }
         if shuffled { fragments.shuffle() }
         var body: [UInt8] = Array(#"{"keys":["#.utf8)
         body.reserveCapacity(16 + fragments.reduce(0) { $0 + $1.count + 1 })
