@@ -210,10 +210,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 /// A valid client secret for every client whose team registers the default developer key.
 private func clientSecrets(_ scenario: Scenario, now: Int64) -> [String: String] {
-    guard let developerKey else { return [:] }
+    guard let developerKey, let developerPEM = try? developerKey.publicKey.pem else { return [:] }
     var secrets: [String: String] = [:]
     for team in scenario.teams {
-        guard let key = team.developerKeys.first(where: { (try? P256PublicKey(pem: $0.publicKeyPEM))?.pem == developerKey.publicKey.pem }) else {
+        guard let key = team.developerKeys.first(where: { (try? P256PublicKey(pem: $0.publicKeyPEM).pem) == developerPEM }) else {
             continue
         }
         for client in team.clients.prefix(8) where secrets[client.clientID] == nil {
