@@ -23,6 +23,25 @@ final class ServerConnectionTests: XCTestCase {
         XCTAssertEqual(try client.roundTrip("POST", "/echo", body: Array("abc".utf8)).rawText, ServerFixture.okText("abc"))
     }
 
+    func testKeepAlive_AnImmediateAnswerChangesNoEpollRegistration_ADeferredOneChangesTwo() throws {
+        let client = try ServerFixture.client(server)
+        XCTAssertEqual(try client.roundTrip("GET", "/hello").rawText, ServerFixture.okText("hi"))
+        let before = server.interestChanges
+        for _ in 0..<100 {
+            XCTAssertEqual(try client.roundTrip("GET", "/hello").rawText, ServerFixture.okText("hi"))
+        }
+        XCTAssertEqual(server.interestChanges - before, 0, "an immediate answer leaves the connection registered as it was")
+        // The twin: a deferred handler stops the reading while it runs, then resumes it.
+        let deferredBefore = server.interestChanges
+        for _ in 0..<100 {
+            XCTAssertEqual(try client.roundTrip("POST", "/echo", body: Array("abc".utf8)).rawText, ServerFixture.okText("abc"))
+        }
+        // The last answer can reach the client before its loop restores the registration; the
+        // loop reads this next request only after that.
+        XCTAssertEqual(try client.roundTrip("GET", "/hello").rawText, ServerFixture.okText("hi"))
+        XCTAssertEqual(server.interestChanges - deferredBefore, 200)
+    }
+
     func testConnectionClose_ClosesAfterResponse_WhenClientAsks() throws {
         let client = try ServerFixture.client(server)
         let response = try client.roundTrip("GET", "/hello", headers: [("Connection", "close")])

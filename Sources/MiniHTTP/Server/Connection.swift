@@ -178,6 +178,10 @@ final class Connection {
             if requestStarted == nil { requestStarted = now }
             parser.append(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
             total += count
+            // A short plain read took all the socket had: asking again would only return
+            // EAGAIN (a wasted syscall per request); the level-triggered epoll reports what comes
+            // next. TLS reads on, since OpenSSL can hold decrypted bytes the socket no longer shows.
+            if tls == nil && count < scratch.count { break }
         }
         processInput(now: now)
     }
@@ -229,7 +233,6 @@ final class Connection {
         state = .handling
         // A half-closed client still gets an answer to every complete request it pipelined.
         closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
-        updateInterest()
         let headOnly = request.method == .head
         let minor = request.minorVersion
         let handler: HTTPHandler
@@ -247,6 +250,10 @@ final class Connection {
         case .immediate(let body):
             respond(RouteTable.convert { try body(request) }, headOnly: headOnly, minorVersion: minor, now: now)
         case .deferred:
+            // The socket is not read while the handler runs elsewhere. An immediate answer needs
+            // no such change: it is written before the loop waits again, and a keep-alive
+            // connection is back to reading with the events it had (no epoll_ctl per request).
+            updateInterest()
             let loop = self.loop
             let id = self.id
             loop.inFlight(+1)

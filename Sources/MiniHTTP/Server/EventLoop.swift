@@ -289,6 +289,7 @@ final class EventLoop: @unchecked Sendable {
     /// Changes the epoll events for a connection.
     func modify(_ connection: Connection, events: UInt32) {
         _ = mh_epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, events, connection.id)
+        core.countInterestChange()
     }
 
     /// Closes a connection exactly once, forgets it and returns its body reservation.

@@ -76,6 +76,10 @@ public final class HTTPServer: Sendable {
     /// Connections open right now.
     public var openConnections: Int { core.openConnections }
 
+    /// How many times a connection's epoll registration changed since start (an `epoll_ctl`
+    /// each): a keep-alive request answered at once changes none.
+    public var interestChanges: Int { core.interestChangeCount }
+
     /// Request-body bytes reserved right now against `configuration.maxBufferedBodyBytes`.
     public var reservedBodyBytes: Int { core.reservedBodyBytes }
 

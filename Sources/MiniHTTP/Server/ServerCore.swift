@@ -15,6 +15,7 @@ final class ServerCore: Sendable {
     /// that loops and core do not keep each other alive.
     private let loops = Mutex<[EventLoop]>([])
     private let placements = Atomic<Int>(0)
+    private let interestChanges = Atomic<Int>(0)
 
     init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket, maxConnections: Int) {
         self.configuration = configuration
@@ -76,6 +77,14 @@ final class ServerCore: Sendable {
 
     /// Connections open now.
     var openConnections: Int { open.load(ordering: .relaxed) }
+
+    /// Counts one change of a connection's epoll registration.
+    func countInterestChange() {
+        interestChanges.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Changes of connections' epoll registrations since start.
+    var interestChangeCount: Int { interestChanges.load(ordering: .relaxed) }
 
     /// Body bytes reserved now.
     var reservedBodyBytes: Int { bufferedBody.load(ordering: .relaxed) }
