@@ -67,7 +67,8 @@ public struct KeyRing: Sendable {
     }
 
     /// Parses and checks each file's key, on every core at once (OpenSSL's decoders and the pair
-    /// check are most of a cold start); the first failure in file order is the one reported.
+    /// check are most of a cold start). Files were read in order before this, so an unreadable
+    /// file is reported first; of the keys that do not parse, the first in file order is.
     private static func parse(_ files: [(path: String, keyID: String, pem: String)]) throws(KeyRingError) -> [SigningKey] {
         let results = Mutex<[Result<SigningKey, KeyRingError>?]>(Array(repeating: nil, count: files.count))
         DispatchQueue.concurrentPerform(iterations: files.count) { index in

@@ -70,7 +70,12 @@ public final class MockState: Sendable {
                 outcome = .failure(error)
             }
             record(&guarded, guarded.world.pendingEvents, real: real)
-            if guarded.world.pendingEvents.contains(where: Self.changesPublishedKeys) {
+            // A refused operation leaves no key events, so it refreshes too: an operation that
+            // changed a key and then threw must not leave `/auth/keys` stale (none does today).
+            if case .failure = outcome {
+                let fragments = guarded.world.publishedJWKs
+                publishedJWKs.withLock { $0 = fragments }
+            } else if guarded.world.pendingEvents.contains(where: Self.changesPublishedKeys) {
                 let fragments = guarded.world.publishedJWKs
                 publishedJWKs.withLock { $0 = fragments }
             }

@@ -61,7 +61,11 @@ final class TLSClientSession {
             if result > 0 { return Int(result) }
             let code = SSL_get_error(ssl, result)
             if code == SSL_ERROR_ZERO_RETURN { return 0 }
-            // A peer that closes without close_notify: the end, for a response framed by its length.
+            // With SSL_OP_IGNORE_UNEXPECTED_EOF a close without close_notify is ZERO_RETURN above;
+            // a bare SYSCALL error is a reset, which ends the stream as it does for plain sockets
+            // (`HTTPClient` reads ECONNRESET as the end): a receiver that answers and then closes
+            // with our request unread resets, and its answer stands. A length-framed answer cut
+            // short is still caught by the reader.
             if code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 { return 0 }
             try wait(result, deadline: deadline, doing: "TLS read")
         }

@@ -231,7 +231,9 @@ final class Connection {
 
     private func dispatch(_ request: HTTPRequest, now: UInt64) {
         state = .handling
-        // A half-closed client still gets an answer to every complete request it pipelined.
+        // A half-closed client still gets an answer to every complete request it pipelined. The
+        // end of its input counts here once read: a FIN that came after a short read is seen on
+        // the loop's next turn, so that answer may say keep-alive and the connection then closes.
         closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
         let headOnly = request.method == .head
         let minor = request.minorVersion

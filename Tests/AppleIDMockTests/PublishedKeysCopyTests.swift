@@ -1,0 +1,45 @@
+@testable import AppleIDMock
+import JOSE
+import XCTest
+
+/// `/auth/keys` reads a copy of the published keys kept beside the state's lock; these pin when
+/// that copy follows the world, including after an operation that is refused.
+final class PublishedKeysCopyTests: XCTestCase {
+    private struct Refused: Error {}
+
+    private func makeDomain() throws -> AppleIDDomain {
+        var configuration = AppleIDMockConfiguration()
+        configuration.keysDirectory = repositoryRoot + "/Keys/signing"
+        configuration.scenario.clock = .init(start: frozenNow, frozen: true)
+        configuration.log = { _ in }
+        return try AppleIDDomain(configuration: configuration)
+    }
+
+    private func publishedKids(_ domain: AppleIDDomain) throws -> [String] {
+        let body = try JSONParser.parse(domain.state.jwksBody(shuffled: false))
+        guard case .object(let object) = body, case .array(let keys)? = object["keys"] else { throw Refused() }
+        return keys.compactMap { key in
+            guard case .object(let fields) = key, case .string(let kid)? = fields["kid"] else { return nil }
+            return kid
+        }
+    }
+
+    func testAnOperationThatChangesAKeyAndThenThrows_StillShowsAtAuthKeys() throws {
+        let domain = try makeDomain()
+        let key = try KeyRing.generate(keyID: "Thrown0001")
+        XCTAssertThrowsError(try domain.state.perform { (world, now) throws(Refused) in
+            try? world.publish(key, now: now)
+            throw Refused()
+        })
+        XCTAssertEqual(domain.state.keys.last?.keyID, "Thrown0001")
+        XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ", "Thrown0001"])
+    }
+
+    func testARefusedOperationThatChangesNothing_LeavesAuthKeysAsItWas() throws {
+        let domain = try makeDomain()
+        let before = domain.state.jwksBody(shuffled: false)
+        XCTAssertThrowsError(try domain.state.perform { (_, _) throws(Refused) in throw Refused() })
+        XCTAssertEqual(domain.state.jwksBody(shuffled: false), before)
+        XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
+    }
+}
