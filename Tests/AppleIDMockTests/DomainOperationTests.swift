@@ -1,6 +1,7 @@
 import AppleIDMock
 import Foundation
 import JOSE
+import Synchronization
 import XCTest
 
 /// Every public operation of `AppleIDDomain`, called directly: no socket, no HTTP types
@@ -220,6 +221,36 @@ final class DomainOperationTests: XCTestCase {
         XCTAssertEqual(claims["sub"], .string(teamSub("alice")))
         XCTAssertEqual(claims["at_hash"], .string(leftHalfHash(try XCTUnwrap(answer["access_token"]?.stringValue))))
         XCTAssertEqual(assertThrows(try redeem(domain, code)) as? OAuthError, .codeAlreadyUsed)
+    }
+
+    func testApprove_DrawsAgainWhenAFreshCodeEqualsAPendingOne_SoBothHoldersRedeem() throws {
+        // The codec's random part (10 bytes a token) repeats for the first `repeats` draws: two
+        // sign-ins of one user in one mock second then draw the same code.
+        func domain(repeats: Int) throws -> AppleIDDomain {
+            let draws = Mutex(0)
+            return try makeDomain {
+                $0.random = RandomSource { count in
+                    guard count == 10, draws.withLock({ $0 += 1; return $0 <= repeats }) else { return SecureRandom.bytes(count) }
+                    return [UInt8](repeating: 7, count: count)
+                }
+            }
+        }
+        let drawing = try domain(repeats: 2)
+        let first = try XCTUnwrap(try approve(drawing)["code"])
+        let second = try XCTUnwrap(try approve(drawing)["code"])
+        XCTAssertNotEqual(first, second)
+        XCTAssertEqual(drawing.state.pendingCodeCount, 2)
+        XCTAssertNotNil(try redeem(drawing, first)["id_token"])
+        XCTAssertNotNil(try redeem(drawing, second)["id_token"])
+        // Refused twin: a source that repeats itself every time gets no code rather than
+        // another holder's.
+        let stuck = try domain(repeats: .max)
+        let only = try XCTUnwrap(try approve(stuck)["code"])
+        let refused = try XCTUnwrap(assertThrows(try approve(stuck)) as? AuthorizeError)
+        XCTAssertEqual(refused.code, "temporarily_unavailable")
+        XCTAssertEqual(refused.field, "code")
+        XCTAssertEqual(stuck.state.pendingCodeCount, 1)
+        XCTAssertNotNil(try redeem(stuck, only)["id_token"])
     }
 
     func testTokenRefresh_IssuesAnAccessToken_AndRefusesAnAccessTokenInItsPlace() throws {

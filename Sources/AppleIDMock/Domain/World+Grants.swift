@@ -77,12 +77,20 @@ extension World {
         guard pendingCodes.count < context.codeCapacity else { throw .capacity(.codes(context.codeCapacity)) }
         let (consent, isFirst) = authorize(key, scopes: request.scopes.intersection(["name", "email"]),
                                            hideEmail: request.hideEmail ?? user.hideEmail, now: now)
-        let code: String
-        do {
-            code = try encode(.code, consentID: consent.id, client: entry, now: now)
-        } catch {
-            throw .timeOutOfRange
+        // Codes for one consent in one second differ only by their random part (4 letters and 2
+        // bytes, about 3e10 values): thousands a second can draw one still pending, which would
+        // replace that grant (its nonce, redirect and PKCE) and leave its holder "already used".
+        // Draw again; a source that keeps repeating itself is refused like a full store.
+        var code = ""
+        for _ in 0..<Self.codeDraws {
+            do {
+                code = try encode(.code, consentID: consent.id, client: entry, now: now)
+            } catch {
+                throw .timeOutOfRange
+            }
+            if pendingCodes[code] == nil { break }
         }
+        guard pendingCodes[code] == nil else { throw .capacity(.codes(context.codeCapacity)) }
         let lifetime = Int64(context.scenario.lifetimes.authorizationCode)
         pendingCodes[code] = AuthorizationGrant(clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id,
                                                 teamID: entry.team.teamID, userID: user.id, nonce: request.nonce,
@@ -109,6 +117,9 @@ extension World {
         emit(.consentGranted(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: consent.id))
         return (consent, true)
     }
+
+    /// Fresh codes drawn at most for one grant when each equals a pending one.
+    static let codeDraws = 8
 
     /// Drops expired codes, at most once per mock second unless `force`d.
     mutating func pruneCodes(now: Int64, force: Bool = false) {
