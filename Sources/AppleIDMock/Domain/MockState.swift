@@ -55,6 +55,7 @@ public final class MockState: Sendable {
         let real = realTime()
         let (outcome, queued) = guarded.withLock { (guarded: inout Guarded) -> (Result<(T, [DomainEvent]), E>, Bool) in
             let now = guarded.world.clock.seconds(real: real)
+            let keysRevision = guarded.world.keysRevision
             guarded.world.preciseNow = guarded.world.clock.now(real: real)
             guarded.world.pendingEvents = []
             // The scenario's timeline fires as the clock passes it, before anything else happens then;
@@ -70,12 +71,8 @@ public final class MockState: Sendable {
                 outcome = .failure(error)
             }
             record(&guarded, guarded.world.pendingEvents, real: real)
-            // A refused operation leaves no key events, so it refreshes too: an operation that
-            // changed a key and then threw must not leave `/auth/keys` stale (none does today).
-            if case .failure = outcome {
-                let fragments = guarded.world.publishedJWKs
-                publishedJWKs.withLock { $0 = fragments }
-            } else if guarded.world.pendingEvents.contains(where: Self.changesPublishedKeys) {
+            // Also after an operation that changed a key and then threw (none does today).
+            if guarded.world.keysRevision != keysRevision {
                 let fragments = guarded.world.publishedJWKs
                 publishedJWKs.withLock { $0 = fragments }
             }
@@ -84,14 +81,6 @@ public final class MockState: Sendable {
         }
         if queued { notifyOutbox() }
         return try outcome.get()
-    }
-
-    /// Whether `event` can change what `/auth/keys` publishes.
-    private static func changesPublishedKeys(_ event: DomainEvent) -> Bool {
-        switch event {
-        case .keyPublished, .keyActivated, .keyRetired, .reset: true
-        default: false
-        }
     }
 
     /// Keeps `events` in the recent-events log (a reset moves the clock: its events carry the new time).
@@ -266,8 +255,10 @@ public final class MockState: Sendable {
         let real = realTime()
         perform { world, _ in
             let clock = MockClock(context.scenario.clock, real: real)
+            let keysRevision = world.keysRevision
             world = World(context: context, ring: ring, clock: clock, now: clock.seconds(real: real),
                           secret: context.random.bytes(32), firstConsentID: world.nextConsentID)
+            world.keysRevision = keysRevision &+ 1
             world.emit(.reset)
         }
     }

@@ -32,7 +32,10 @@ struct World: Sendable {
     var transfers: [String: TransferRecord] = [:]
 
     /// Every key the mock has known, in publication order, and the one that signs.
-    var keys: [KeyRecord] = []
+    var keys: [KeyRecord] = [] { didSet { keysRevision &+= 1 } }
+    /// Counts changes to `keys`, carried across a reset: `/auth/keys`' copy of the published keys
+    /// is refreshed when it moves, whatever the operation and however it ended.
+    var keysRevision: UInt64 = 0
     var activeKeyID: String
     /// Apple's rotation pattern on the mock clock, when the scenario sets one.
     var schedule: KeySchedule?
