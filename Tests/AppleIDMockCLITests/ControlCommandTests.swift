@@ -92,6 +92,40 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(try CLIProcess.run(["health", "extra"]).status, 2)
     }
 
+    func testHealthWait_ReturnsOnceAMockStartedLaterAnswers_AndFailsWhenNoneDoes() throws {
+        // A port nothing listens on yet: bound to 0 to learn a free one, then closed.
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) } }, 0)
+        XCTAssertEqual(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &length) } }, 0)
+        close(probe)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+
+        let waiting = Process()
+        waiting.executableURL = URL(fileURLWithPath: CLIProcess.binary)
+        waiting.arguments = ["health", "--wait", "120", "--timeout", "2", "--server", "http://127.0.0.1:\(port)"]
+        let output = Pipe()
+        waiting.standardOutput = output
+        waiting.standardError = FileHandle.nullDevice
+        try waiting.run()
+        let later = try CLIProcess.Server(["--port", String(port)])
+        defer { later.stop() }
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        waiting.waitUntilExit()
+        XCTAssertEqual(waiting.terminationStatus, 0)
+        XCTAssertEqual(String(decoding: printed, as: UTF8.self), #"{"active_kid":"W2ek7HdPaL","issuer":"https://appleid.apple.com","status":"ok"}"# + "\n")
+
+        let none = try CLIProcess.run(["health", "--wait", "1", "--timeout", "1", "--server", "http://127.0.0.1:1"])
+        XCTAssertEqual(none.status, 1)
+        XCTAssertTrue(none.stderr.hasPrefix("appleid-mock: cannot reach http://127.0.0.1:1: "), none.stderr)
+        for bad in ["-1", "soon", "3601"] {
+            let result = try CLIProcess.run(["health", "--wait", bad, "--server", url])
+            XCTAssertEqual(result.status, 2, bad)
+            XCTAssertTrue(result.stderr.hasPrefix("appleid-mock: --wait expects an integer from 0 to 3600, got \"\(bad)\""), result.stderr)
+        }
+    }
+
     func testReset_ReturnsTheScenariosKeysAndClock() throws {
         _ = try json(try run(["keys", "rotate"]))
         _ = try json(try run(["clock", "set", "2030-01-01T00:00:00Z"]))
