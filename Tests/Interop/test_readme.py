@@ -1,0 +1,282 @@
+"""Every code block of README.md runs, compiles or is exempted by name, so none can rot.
+
+Each fenced block is preceded by a marker comment that says what the test does with it:
+
+    <!-- readme: run -->               bash, on its own (it starts what it needs)
+    <!-- readme: run with-mock -->     bash, with `appleid-mock serve` already on :8080
+    <!-- readme: run continued -->     bash, in the session of the block before (its background
+                                       processes still running, its variables set)
+    <!-- readme: python continued -->  Python (PyJWT, requests), in the session of the block before
+    <!-- readme: synopsis -->          the CLI synopsis: it must name every option of every command
+    <!-- readme: swift-package -->     an outside package's XCTest that depends on this one
+    <!-- readme: yaml -->              parsed as YAML
+    <!-- readme: not-run REASON -->    shown only; REASON says why and what covers it instead
+
+A block without a marker fails the suite. In `run` blocks, a line `# → TEXT` states what the
+commands before it print: the output must contain each TEXT in order (`…` stands for anything).
+Blocks run from the repository root with the built `appleid-mock` first on PATH; what they
+write goes to `.appleid-mock/` (gitignored), removed afterwards unless it was there before.
+"""
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BINARY, ROOT
+
+README = ROOT / "README.md"
+SCRATCH = ROOT / ".appleid-mock"
+MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
+FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
+WALKTHROUGH_PORTS = (8080, 9000)
+
+
+class Block:
+    def __init__(self, kind, lang, line, text, reason=None):
+        self.kind, self.lang, self.line, self.text, self.reason = kind, lang, line, text, reason
+
+    def __repr__(self):
+        return f"README.md:{self.line} ({self.lang or 'text'}, {self.kind})"
+
+
+def blocks(path=README):
+    """The fenced blocks of `path` with their markers, in order."""
+    lines = path.read_text().splitlines()
+    found, index, marker = [], 0, None
+    while index < len(lines):
+        line = lines[index]
+        fence = FENCE.match(line)
+        if fence:
+            start, body = index + 1, []
+            index += 1
+            while index < len(lines) and lines[index] != fence.group("fence"):
+                body.append(lines[index])
+                index += 1
+            if index == len(lines):
+                raise AssertionError(f"README.md:{start}: the block never closes")
+            reason = marker.group("reason") if marker else None
+            kind = ("not-run" if reason else marker.group(1)) if marker else None
+            found.append(Block(kind, fence.group("lang"), start, "\n".join(body) + "\n", reason))
+            marker = None
+        elif line.strip():
+            marker = MARKER.match(line.strip())
+        index += 1
+    return found
+
+
+ALL = blocks()
+
+
+def of_kind(*kinds):
+    return [block for block in ALL if block.kind in kinds]
+
+
+def expectations(text):
+    return [line.split("# → ", 1)[1].strip() for line in text.splitlines() if line.lstrip().startswith("# → ")]
+
+
+def assert_printed(output, wanted, block):
+    position = 0
+    for text in wanted:
+        pattern = ".*?".join(re.escape(part) for part in text.split("…"))
+        found = re.compile(pattern, re.S).search(output, position)
+        assert found, f"{block}: expected the output to contain {text!r} (in order); it was:\n{output}"
+        position = found.end()
+
+
+def port_free(port):
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.fixture
+def scratch():
+    existed = SCRATCH.exists()
+    busy = [port for port in WALKTHROUGH_PORTS if not port_free(port)]
+    if busy:
+        pytest.fail(f"the README's commands use ports {WALKTHROUGH_PORTS}, and {busy} are taken on 127.0.0.1")
+    yield
+    if not existed:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
+
+
+def environment():
+    env = dict(os.environ)
+    env["PATH"] = f"{pathlib.Path(BINARY).parent}{os.pathsep}{env['PATH']}"
+    env["PYTHON"] = sys.executable
+    env.pop("APPLEID_MOCK_SERVER", None)
+    return env
+
+
+class BackgroundMock:
+    """`appleid-mock serve` on :8080 with the built-in scenario, as the README assumes."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([BINARY, "serve"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline().strip()
+        if line != "listening on http://127.0.0.1:8080":
+            self.process.kill()
+            raise AssertionError(f"serve printed {line!r}: {self.process.stderr.read()}")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.wait(timeout=20) == 0
+
+
+def run_in_group(command, block, stdin_text=None, timeout=240):
+    """Runs `command` in its own process group and kills whatever it left running."""
+    process = subprocess.Popen(command, cwd=ROOT, env=environment(), stdin=subprocess.PIPE if stdin_text else subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(stdin_text, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        raise AssertionError(f"{block}: still running after {timeout} s; output:\n{output}")
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(process.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+    return process.returncode, output
+
+
+def test_readme_every_block_says_what_the_tests_do_with_it():
+    assert ALL, "README.md has no code blocks"
+    unmarked = [block for block in ALL if block.kind is None]
+    assert not unmarked, f"blocks without a `<!-- readme: … -->` marker: {unmarked}"
+    for block in of_kind("not-run"):
+        assert len(block.reason) >= 10, f"{block}: say why it is not run, and what covers it"
+
+
+def test_readme_marker_parser_refuses_an_unmarked_block(tmp_path):
+    sample = tmp_path / "README.md"
+    sample.write_text("<!-- readme: run -->\n```sh\necho hi\n```\n\ntext\n\n```sh\necho unmarked\n```\n")
+    kinds = [block.kind for block in blocks(sample)]
+    assert kinds == ["run", None]
+
+
+def test_readme_expectations_fail_when_the_output_differs():
+    block = Block("run", "sh", 1, "")
+    assert_printed('{"error":"invalid_grant"}', ['{"error":"invalid_…"}'], block)
+    with pytest.raises(AssertionError):
+        assert_printed('{"error":"invalid_client"}', ['{"error":"invalid_grant"}'], block)
+    with pytest.raises(AssertionError):
+        assert_printed("b a", ["a", "b"], block)
+
+
+class Session:
+    """A `run` or `run with-mock` block and the `continued` blocks after it: one bash script."""
+
+    def __init__(self, first):
+        self.blocks = [first]
+
+    def __repr__(self):
+        return repr(self.blocks[0]) + (f" + {len(self.blocks) - 1} continued" if len(self.blocks) > 1 else "")
+
+    @property
+    def with_mock(self):
+        return self.blocks[0].kind == "run with-mock"
+
+    def script(self):
+        parts = []
+        for number, block in enumerate(self.blocks):
+            if block.kind == "python continued":
+                parts.append(f'"$PYTHON" - <<\'README_PYTHON_{number}\'\n{block.text}README_PYTHON_{number}\n')
+            else:
+                parts.append(block.text)
+        return "".join(parts)
+
+    def expectations(self):
+        return [text for block in self.blocks for text in expectations(block.text)]
+
+
+def sessions():
+    found = []
+    for block in ALL:
+        if block.kind in ("run", "run with-mock"):
+            found.append(Session(block))
+        elif block.kind in ("run continued", "python continued"):
+            assert found, f"{block} continues no session"
+            found[-1].blocks.append(block)
+    return found
+
+
+@pytest.mark.parametrize("session", sessions(), ids=repr)
+def test_readme_shell_session_runs(session, scratch):
+    SCRATCH.mkdir(exist_ok=True)
+    mock = BackgroundMock() if session.with_mock else None
+    try:
+        status, output = run_in_group(["bash", "-euo", "pipefail", "-c", session.script()], session)
+    finally:
+        if mock:
+            mock.stop()
+    assert status == 0, f"{session} exited {status}:\n{output}"
+    assert_printed(output, session.expectations(), session)
+
+
+def test_readme_synopsis_names_every_option_of_every_command():
+    synopsis = of_kind("synopsis")
+    assert len(synopsis) == 1, f"expected one synopsis block, found {synopsis}"
+    commands = [[], ["serve"], ["client-secret"], ["keys", "generate"], ["keys"], ["tls", "generate"], ["scenario"],
+                ["sign-in"], ["clock"], ["reset"], ["event"], ["health"], ["notifications", "listen"]]
+    missing = []
+    for command in commands:
+        result = subprocess.run([BINARY, *command, "--help"], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, f"{command} --help exited {result.returncode}: {result.stderr}"
+        for option in sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", result.stdout))):
+            if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", synopsis[0].text):
+                missing.append(f"{' '.join(command) or 'appleid-mock'} {option}")
+    assert not missing, f"the README's synopsis (README.md:{synopsis[0].line}) lacks: {missing}"
+
+
+@pytest.mark.parametrize("block", of_kind("yaml"), ids=repr)
+def test_readme_yaml_block_parses(block):
+    yaml = pytest.importorskip("yaml")
+    assert isinstance(yaml.safe_load(block.text), dict), f"{block} is not a YAML mapping"
+
+
+def test_readme_swift_example_runs_as_an_outside_packages_test():
+    """The Swift block, verbatim, as the test of a package that depends on this one by path."""
+    swift = of_kind("swift-package")
+    assert len(swift) == 1, f"expected one swift-package block, found {swift}"
+    consumer = ROOT / ".build" / "readme-consumer"
+    tests = consumer / "Tests" / "ReadmeExampleTests"
+    tests.mkdir(parents=True, exist_ok=True)
+    identity = ROOT.name.lower()
+    (consumer / "Package.swift").write_text(f"""// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "ReadmeConsumer",
+    dependencies: [.package(path: "{ROOT}")],
+    targets: [
+        .testTarget(name: "ReadmeExampleTests", dependencies: [.product(name: "AppleIDMock", package: "{identity}")]),
+    ]
+)
+""")
+    (tests / "ReadmeExampleTests.swift").write_text(swift[0].text)
+    result = subprocess.run(["swift", "test"], cwd=consumer, capture_output=True, text=True, timeout=1200)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"{swift[0]}: swift test exited {result.returncode}:\n{output[-6000:]}"
+    executed = re.findall(r"Executed (\d+) tests?, with 0 failures", output)
+    assert executed and int(executed[-1]) >= 1, f"{swift[0]}: no test ran:\n{output[-3000:]}"
