@@ -68,8 +68,9 @@ public final class AppleIDMockServer: Sendable {
         }
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
         site.set(baseURL)
-        if !isLoopback(server.host) {
-            configuration.log("listening on \(server.host), beyond this machine: anyone who can reach the port can mint tokens through /__mock")
+        if !isLoopback(server.host) && configuration.controlToken == nil {
+            configuration.log("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
+                              + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
         }
         var rotation: Task<Void, Never>?
         if configuration.scenario.signingKeys.rotation != nil || !configuration.scenario.events.isEmpty {
@@ -153,7 +154,7 @@ public final class AppleIDMockServer: Sendable {
     private static func controlGuard(_ configuration: AppleIDMockConfiguration) -> ControlGuard {
         var names = configuration.allowedHosts
         if let base = configuration.baseURL, let host = URL(string: base)?.host { names.append(host) }
-        return ControlGuard(allowedHosts: names)
+        return ControlGuard(allowedHosts: names, token: configuration.controlToken)
     }
 
     private static func isLoopback(_ host: String) -> Bool {

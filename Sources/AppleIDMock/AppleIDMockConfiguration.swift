@@ -43,6 +43,10 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
     /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
     public var allowedHosts: [String] = []
+    /// When set, every control API route but `/__mock/health` requires
+    /// `Authorization: Bearer <token>` (401 otherwise); Apple's routes stay open, as Apple's are
+    /// (probe finding N10: the guard stops browsers, not direct callers on a network).
+    public var controlToken: String?
     /// Where the mock says what it decided on its own (key fallback, exposure warnings).
     public var log: @Sendable (String) -> Void = AppleIDMockLog.standardError
 

@@ -9,18 +9,21 @@ import MiniHTTP
 /// MiniHTTP's one outbound client.
 struct ControlClient {
     /// The options every control command takes.
-    static let options: Set<String> = ["server", "timeout", "ca"]
+    static let options: Set<String> = ["server", "timeout", "ca", "control-token"]
     /// Their usage lines.
     static let optionsUsage = """
       --server URL       the running mock (default http://127.0.0.1:8080)   APPLEID_MOCK_SERVER
       --timeout SECONDS  give up when connecting, or the answer, takes longer (default 30)
       --ca FILE          PEM CA certificates an https --server is checked against  APPLEID_MOCK_CA
                          (default: the system store)
+      --control-token T  sent as "Authorization: Bearer T", for a mock    APPLEID_MOCK_CONTROL_TOKEN
+                         started with --control-token
     """
 
     let server: String
     private let base: String
     private var http = HTTPClient()
+    private var authorization: [(String, String)] = []
 
     /// The client for the parsed `--server` and `--timeout`.
     init(_ parsed: ParsedArguments, environment: [String: String], usage: String) throws {
@@ -37,8 +40,23 @@ struct ControlClient {
             guard access(ca, R_OK) == 0 else { throw UsageError(message: "--ca \(ca): cannot read it", usage: usage) }
             http.caFile = ca
         }
+        if let token = parsed.options["control-token"] ?? environment["APPLEID_MOCK_CONTROL_TOKEN"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard Self.isToken(token) else {
+                throw UsageError(message: "--control-token expects 16 to 512 characters from A-Z a-z 0-9 - . _ ~ + / =, got \(token.utf8.count) characters",
+                                 usage: usage)
+            }
+            authorization = [("Authorization", "Bearer " + token)]
+        }
         self.server = server
         base = server.hasSuffix("/") ? String(server.dropLast()) : server
+    }
+
+    /// A control token: 16 to 512 characters of RFC 6750's b64token alphabet, so it travels in
+    /// a header unchanged and is long enough not to be guessed.
+    static func isToken(_ token: String) -> Bool {
+        (16...512).contains(token.utf8.count) && token.utf8.allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || "-._~+/=".utf8.contains(byte)
+        }
     }
 
     /// Sends a request to `path` under the server, with `body` as JSON when given; returns the
@@ -46,7 +64,8 @@ struct ControlClient {
     func send(_ method: String, _ path: String, body: JSONObject? = nil) throws -> (status: Int, text: String) {
         let bytes = body.map { JSONWriter.sortedCompact(.object($0)) } ?? []
         do {
-            let response = try http.send(method, url: base + path, headers: body == nil ? [] : [("Content-Type", "application/json")], body: bytes)
+            let response = try http.send(method, url: base + path, headers: (body == nil ? [] : [("Content-Type", "application/json")]) + authorization,
+                                         body: bytes)
             return (response.status, String(decoding: response.body, as: UTF8.self))
         } catch {
             throw CommandFailure(message: "cannot reach \(server): \(error)", status: 1)

@@ -9,7 +9,7 @@ enum ServeCommand {
     usage: appleid-mock [serve] [--scenario FILE] [--host HOST] [--port PORT] [--keys DIR]
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
                         [--notification-ca FILE] [--notification-timeout SECONDS]
-                        [--tls-cert FILE --tls-key FILE]
+                        [--tls-cert FILE --tls-key FILE] [--control-token TOKEN]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -29,6 +29,11 @@ enum ServeCommand {
                         writes one for appleid.apple.com and localhost)
       --tls-key FILE    its PEM private key, unencrypted                   APPLEID_MOCK_TLS_KEY
 
+      --control-token TOKEN  every /__mock route but /__mock/health then  APPLEID_MOCK_CONTROL_TOKEN
+                        needs "Authorization: Bearer TOKEN" (401 otherwise; the CLI's
+                        --control-token sends it). Apple's routes stay open. Set it whenever
+                        the port is reachable from other machines (--host 0.0.0.0, a container).
+
       --notification-ca FILE  PEM CA certificates https notification     APPLEID_MOCK_NOTIFICATION_CA
                         receivers are checked against (default: the system store)
       --notification-timeout SECONDS  a receiver's time to accept and to answer each
@@ -46,7 +51,7 @@ enum ServeCommand {
         "keys": "APPLEID_MOCK_KEYS", "issuer": "APPLEID_MOCK_ISSUER", "base-url": "APPLEID_MOCK_BASE_URL",
         "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
         "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
-        "tls-key": "APPLEID_MOCK_TLS_KEY",
+        "tls-key": "APPLEID_MOCK_TLS_KEY", "control-token": "APPLEID_MOCK_CONTROL_TOKEN",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -111,6 +116,13 @@ enum ServeCommand {
             throw UsageError(message: "--tls-key needs --tls-cert", usage: usage)
         case (_?, nil):
             throw UsageError(message: "--tls-cert needs --tls-key", usage: usage)
+        }
+        if let token = parsed.options["control-token"] {
+            guard ControlClient.isToken(token) else {
+                throw UsageError(message: "--control-token expects 16 to 512 characters from A-Z a-z 0-9 - . _ ~ + / =, got \(token.utf8.count) characters",
+                                 usage: usage)
+            }
+            configuration.controlToken = token
         }
         if let issuer = parsed.options["issuer"] {
             guard URL(string: issuer)?.scheme != nil else { throw UsageError(message: "--issuer expects an absolute URL, got \"\(issuer)\"", usage: usage) }

@@ -15,14 +15,25 @@ import MiniHTTP
 /// - it has a body that is not `application/json`, which forces a CORS preflight on any browser
 ///   request the mock never answers.
 ///
+/// None of that stops a direct caller on a network (an IP-literal `Host`, no `Origin`): with a
+/// control token (`serve --control-token`), every control route but `/__mock/health` also needs
+/// `Authorization: Bearer <token>` (probe finding N10).
+///
 /// Apple's own routes are not guarded: they stay exactly as Apple serves them.
 struct ControlGuard: Sendable {
     /// Lower-cased names accepted besides IP literals and `localhost`.
     let allowedHosts: Set<String>
+    /// The bearer token every control request but the health check must carry, when set.
+    private let token: [UInt8]?
 
-    /// A guard accepting `allowedHosts` (case-insensitive) besides IP literals and `localhost`.
-    init(allowedHosts: [String]) {
+    /// The path that answers without the token: container health checks carry no secret.
+    static let healthPath = "/__mock/health"
+
+    /// A guard accepting `allowedHosts` (case-insensitive) besides IP literals and `localhost`,
+    /// and, when `token` is given, only requests that carry it.
+    init(allowedHosts: [String], token: String? = nil) {
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+        self.token = token.map { Array($0.utf8) }
     }
 
     /// `handler`, answering refused requests itself.
@@ -54,10 +65,35 @@ struct ControlGuard: Sendable {
                 return ControlResponse.error("cross-origin requests to the control API are refused", field: "Origin", status: HTTPStatus(403))
             }
         }
+        if let token, request.path != Self.healthPath, !Self.carries(token, request.headers["Authorization"]) {
+            var response = ControlResponse.error("the control API needs Authorization: Bearer <the --control-token the mock was started with>",
+                                                 field: "Authorization", status: HTTPStatus(401))
+            response.headers.set("WWW-Authenticate", #"Bearer realm="appleid-mock""#)
+            return response
+        }
         if !request.body.isEmpty && request.mediaType != "application/json" {
             return ControlResponse.error("expected Content-Type: application/json", field: "Content-Type", status: .unsupportedMediaType)
         }
         return nil
+    }
+
+    /// Whether `authorization` is `Bearer <token>` (scheme case-insensitive, RFC 6750 §2.1),
+    /// compared in time that depends only on the lengths, never on where the bytes differ.
+    static func carries(_ token: [UInt8], _ authorization: String?) -> Bool {
+        guard let authorization else { return false }
+        let value = Array(authorization.utf8)
+        let scheme = Array("bearer ".utf8)
+        guard value.count == scheme.count + token.count else { return false }
+        var difference: UInt8 = 0
+        for index in 0..<scheme.count - 1 {
+            // "Bearer": ASCII letters fold to lower case with 0x20.
+            difference |= (value[index] | 0x20) ^ scheme[index]
+        }
+        difference |= value[scheme.count - 1] ^ 0x20
+        for index in 0..<token.count {
+            difference |= value[scheme.count + index] ^ token[index]
+        }
+        return difference == 0
     }
 
     /// Whether a `Host` value (`name`, `name:port`, `[v6]:port`) names this mock acceptably.
