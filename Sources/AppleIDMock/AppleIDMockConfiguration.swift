@@ -43,9 +43,19 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
     /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
     public var allowedHosts: [String] = []
-    /// Where the mock says what it decided on its own (key fallback, exposure warnings).
+    /// Where the mock says what it decided on its own (key fallback, exposure warnings) and,
+    /// from `info` on, why Apple's endpoints refused a request: one line each, no newline.
     public var log: @Sendable (String) -> Void = AppleIDMockLog.standardError
+    /// Which lines reach `log`: `info` (the default) adds a line per refused request, `debug` a
+    /// line per answered one.
+    public var logLevel: AppleIDMockLogLevel = .info
 
     /// The defaults.
     public init() {}
+
+    /// `log` for lines of `level`, or a sink that drops them when `logLevel` is quieter.
+    public func logger(_ level: AppleIDMockLogLevel) -> @Sendable (String) -> Void {
+        guard level <= logLevel else { return { _ in } }
+        return log
+    }
 }
