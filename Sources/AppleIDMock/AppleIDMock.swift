@@ -27,7 +27,7 @@ public final class AppleIDMockServer: Sendable {
         self.notifications = notifications
         self.rotation = rotation
         notificationGrace = configuration.notificationShutdownGrace
-        log = configuration.log
+        log = configuration.logger(.warn)
     }
 
     /// Loads keys, binds, and starts serving; returns once connections are accepted.
@@ -61,7 +61,7 @@ public final class AppleIDMockServer: Sendable {
         let server: HTTPServer
         do {
             server = try HTTPServer.start(configuration: http, routes: Routes.table(domain: domain, site: site, control: controlGuard(configuration),
-                                                                                   notifications: notifications))
+                                                                                   notifications: notifications, requests: requestLog(configuration)))
         } catch {
             notifications.stop(grace: 0)
             throw .bind(error)
@@ -69,8 +69,8 @@ public final class AppleIDMockServer: Sendable {
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
         site.set(baseURL)
         if !isLoopback(server.host) && configuration.controlToken == nil {
-            configuration.log("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
-                              + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
+            configuration.logger(.warn)("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
+                                        + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
         }
         var rotation: Task<Void, Never>?
         if configuration.scenario.signingKeys.rotation != nil || !configuration.scenario.events.isEmpty {
@@ -96,7 +96,7 @@ public final class AppleIDMockServer: Sendable {
         let domain = try AppleIDDomain(configuration: configuration)
         let site = SiteAddress()
         site.set(baseURL)
-        return Routes.table(domain: domain, site: site, control: controlGuard(configuration))
+        return Routes.table(domain: domain, site: site, control: controlGuard(configuration), requests: requestLog(configuration))
     }
 
     /// The bound port.
@@ -145,9 +145,14 @@ public final class AppleIDMockServer: Sendable {
         let transport = HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
                                                   responseTimeout: configuration.notificationResponseTimeout)
         return NotificationDeliverer(mockState: domain.state, transport: transport, retryDelays: domain.scenario.compatibility.notificationRetryDelays,
-                                     workers: 4, realTime: configuration.realTime, log: configuration.log) { name, body in
+                                     workers: 4, realTime: configuration.realTime, log: configuration.logger(.warn)) { name, body in
             LoopThread.start(name: name, body)
         }
+    }
+
+    /// The request lines of `configuration`'s level, to its log.
+    private static func requestLog(_ configuration: AppleIDMockConfiguration) -> RequestLog {
+        RequestLog(level: configuration.logLevel, sink: configuration.log)
     }
 
     /// The control API's guard: IP literals, localhost, the configured names and the host of the base URL.

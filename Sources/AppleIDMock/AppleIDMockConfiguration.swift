@@ -47,9 +47,19 @@ public struct AppleIDMockConfiguration: Sendable {
     /// `Authorization: Bearer <token>` (401 otherwise); Apple's routes stay open, as Apple's are
     /// (probe finding N10: the guard stops browsers, not direct callers on a network).
     public var controlToken: String?
-    /// Where the mock says what it decided on its own (key fallback, exposure warnings).
+    /// Where the mock says what it decided on its own (key fallback, exposure warnings) and,
+    /// from `info` on, why Apple's endpoints refused a request: one line each, no newline.
     public var log: @Sendable (String) -> Void = AppleIDMockLog.standardError
+    /// Which lines reach `log`: `info` (the default) adds a line per refused request, `debug` a
+    /// line per answered one.
+    public var logLevel: AppleIDMockLogLevel = .info
 
     /// The defaults.
     public init() {}
+
+    /// `log` for lines of `level`, or a sink that drops them when `logLevel` is quieter.
+    public func logger(_ level: AppleIDMockLogLevel) -> @Sendable (String) -> Void {
+        guard level <= logLevel else { return { _ in } }
+        return log
+    }
 }

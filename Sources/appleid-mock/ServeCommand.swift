@@ -10,6 +10,7 @@ enum ServeCommand {
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
                         [--notification-ca FILE] [--notification-timeout SECONDS]
                         [--tls-cert FILE --tls-key FILE] [--control-token TOKEN]
+                        [--log-level LEVEL]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -39,6 +40,12 @@ enum ServeCommand {
       --notification-timeout SECONDS  a receiver's time to accept and to answer each
                         attempt (default 5 to connect, 10 to answer)
 
+      --log-level LEVEL what goes to stderr, each level adding to the     APPLEID_MOCK_LOG_LEVEL
+                        one before: error (failures of the mock itself), warn (notices:
+                        key fallback, exposure), info (default: one line per request
+                        Apple's endpoints refused, saying why), debug (one line per
+                        answered request)
+
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
 
@@ -52,6 +59,7 @@ enum ServeCommand {
         "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
         "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
         "tls-key": "APPLEID_MOCK_TLS_KEY", "control-token": "APPLEID_MOCK_CONTROL_TOKEN",
+        "log-level": "APPLEID_MOCK_LOG_LEVEL",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -66,6 +74,12 @@ enum ServeCommand {
             if let value = environment[variable], !value.isEmpty { parsed.options[option] = value }
         }
         var configuration = AppleIDMockConfiguration()
+        if let level = parsed.options["log-level"] {
+            guard let parsedLevel = AppleIDMockLogLevel(rawValue: level) else {
+                throw UsageError(message: "--log-level expects one of \(AppleIDMockLogLevel.names), got \"\(level)\"", usage: usage)
+            }
+            configuration.logLevel = parsedLevel
+        }
         if let path = parsed.options["scenario"] {
             do {
                 configuration.scenario = try Scenario.load(path: path)

@@ -4,12 +4,14 @@ import MiniHTTP
 import MiniHTTPTesting
 import XCTest
 
-/// Starts the real mock (the same `AppleIDMockServer.start` the CLI uses) on port 0.
+/// Starts the real mock (the same `AppleIDMockServer.start` the CLI uses) on port 0; its log
+/// lines (a refusal's reason, at the default level) are dropped unless `adjust` sets `log`.
 func startMock(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDMockServer {
     var configuration = AppleIDMockConfiguration()
     configuration.port = 0
     configuration.http.eventLoopCount = 2
     configuration.keysDirectory = repositoryRoot + "/Keys/signing"
+    configuration.log = { _ in }
     adjust(&configuration)
     return try AppleIDMockServer.start(configuration)
 }

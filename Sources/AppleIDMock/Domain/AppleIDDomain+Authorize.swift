@@ -32,37 +32,51 @@ extension AppleIDDomain {
     }
 
     private func checkAuthorize(_ parameters: [String: String], duplicated: [String]) throws(AuthorizeError) -> AuthorizeRequest {
-        if let name = duplicated.first { throw .unsupported(name) }
-        guard let clientID = parameters["client_id"], let entry = clients.entry(clientID), entry.client.kind == .servicesID else {
-            throw .clientOrRedirect("client_id")
+        if let name = duplicated.first { throw .unsupported(name, "parameter \(LogText.clip(name)) repeated") }
+        guard let clientID = parameters["client_id"] else { throw .clientOrRedirect("client_id", "client_id missing") }
+        guard let entry = clients.entry(clientID) else {
+            throw .clientOrRedirect("client_id", "client_id \(LogText.clip(clientID)) is not a client in the scenario")
         }
-        guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else { throw .unsupported("redirect_uri") }
-        guard entry.client.redirectURIs.contains(redirectURI) else { throw .clientOrRedirect("redirect_uri") }
-        if scenario.compatibility.strictRedirectURIs, ScenarioRules.strictRedirectURI(redirectURI) != nil {
+        guard entry.client.kind == .servicesID else {
+            throw .clientOrRedirect("client_id", "client_id \(clientID) is an App ID; web sign-in needs a Services ID")
+        }
+        guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else { throw .unsupported("redirect_uri", "redirect_uri missing") }
+        guard entry.client.redirectURIs.contains(redirectURI) else {
+            throw .clientOrRedirect("redirect_uri", "redirect_uri \(LogText.clip(redirectURI)) is not registered for \(clientID)"
+                + " (registered: \(LogText.clip(entry.client.redirectURIs.joined(separator: " "))))")
+        }
+        if scenario.compatibility.strictRedirectURIs, let rule = ScenarioRules.strictRedirectURI(redirectURI) {
             // Apple's return-URL rules hold per request too (https, a domain name, no fragment).
-            throw AuthorizeError(code: "invalid_request", message: "Invalid web redirect url.", field: "redirect_uri", jsonCode: "unauthorized_client")
+            throw AuthorizeError(code: "invalid_request", message: "Invalid web redirect url.", field: "redirect_uri", jsonCode: "unauthorized_client",
+                                 reason: "redirect_uri \(LogText.clip(redirectURI)): \(rule)")
         }
         let responseTypes = Set((parameters["response_type"] ?? "").split(separator: " ").map(String.init))
-        guard responseTypes == ["code"] || responseTypes == ["code", "id_token"] else { throw .unsupported("response_type") }
+        guard responseTypes == ["code"] || responseTypes == ["code", "id_token"] else {
+            throw .unsupported("response_type", "response_type \(Self.shown(parameters["response_type"])) is not \"code\" or \"code id_token\"")
+        }
         let mode = parameters["response_mode"] ?? scenario.compatibility.defaultResponseMode
-        guard ["query", "fragment", "form_post"].contains(mode) else { throw .unsupported("response_mode") }
+        guard ["query", "fragment", "form_post"].contains(mode) else {
+            throw .unsupported("response_mode", "response_mode \(LogText.clip(mode)) is not query, fragment or form_post")
+        }
         let scopes = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
-        guard scopes.allSatisfy({ ["openid", "name", "email"].contains($0) }) else {
+        if let unknown = scopes.first(where: { !["openid", "name", "email"].contains($0) }) {
             throw AuthorizeError(code: "invalid_scope", message: "Request missing required parameter or unsupported parameters or invalid redirect url",
-                                 field: "scope")
+                                 field: "scope", reason: "scope \(LogText.clip(unknown)) is not openid, name or email")
         }
         if (scopes.contains("name") || scopes.contains("email")) && mode != "form_post" {
             throw AuthorizeError(code: "invalid_request", message: "response_mode must be form_post when name or email scope is requested.",
-                                 field: "response_mode")
+                                 field: "response_mode", reason: "scope name or email needs response_mode form_post, got \(mode)")
         }
         let wantsIDToken = responseTypes.contains("id_token")
         if wantsIDToken && mode == "query" {
             // §1.2 [D]: an id_token needs fragment or form_post. Apple's exact text is unknown.
             throw AuthorizeError(code: "invalid_request", message: "response_mode must be fragment or form_post when id_token is requested.",
-                                 field: "response_mode")
+                                 field: "response_mode", reason: "response_type id_token needs response_mode fragment or form_post, got query")
         }
-        for name in ["state", "nonce"] where (parameters[name]?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
-            throw .unsupported(name)
+        for name in ["state", "nonce"] {
+            if let size = parameters[name]?.utf8.count, size > AuthorizeRequest.maxStringBytes {
+                throw .unsupported(name, "\(name) is \(size) bytes; the mock takes at most \(AuthorizeRequest.maxStringBytes)")
+            }
         }
         var method = parameters["code_challenge_method"]
         let challenge = parameters["code_challenge"]
@@ -71,13 +85,16 @@ extension AppleIDDomain {
             let unreserved = challenge.utf8.allSatisfy { byte in
                 (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || [45, 46, 95, 126].contains(byte)
             }
-            guard (43...128).contains(challenge.utf8.count), unreserved else { throw .unsupported("code_challenge") }
+            guard (43...128).contains(challenge.utf8.count), unreserved else {
+                throw .unsupported("code_challenge", "code_challenge must be 43 to 128 unreserved characters (RFC 7636), got \(challenge.utf8.count) bytes")
+            }
             method = method ?? "plain"
             guard method == "S256" || (method == "plain" && scenario.compatibility.pkcePlainAllowed) else {
-                throw .unsupported("code_challenge_method")
+                let allowed = scenario.compatibility.pkcePlainAllowed ? "S256 or plain" : "S256 (compatibility.pkce_plain_allowed is false)"
+                throw .unsupported("code_challenge_method", "code_challenge_method \(Self.shown(method)) is not \(allowed)")
             }
         } else if method != nil {
-            throw .unsupported("code_challenge")
+            throw .unsupported("code_challenge", "code_challenge_method without code_challenge")
         }
         return AuthorizeRequest(clientID: clientID, redirectURI: redirectURI, wantsIDToken: wantsIDToken, responseMode: mode,
                                 scopes: scopes, state: parameters["state"], nonce: parameters["nonce"],
@@ -89,7 +106,8 @@ extension AppleIDDomain {
     public func approve(_ request: AuthorizeRequest, _ approval: Approval) throws -> Delivery {
         for (field, value) in [("given_name", approval.givenName), ("family_name", approval.familyName)]
         where (value?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
-            throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field).rendered(scenario.compatibility)
+            throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field,
+                                 reason: "\(field) is over \(AuthorizeRequest.maxStringBytes) bytes").rendered(scenario.compatibility)
         }
         let requested = Set(request.scopes).intersection(["name", "email"])
         let grant = GrantRequest(flow: .web, userID: approval.userID, clientID: request.clientID, scopes: requested, hideEmail: approval.hideEmail,
@@ -101,7 +119,9 @@ extension AppleIDDomain {
         } catch {
             throw authorizeError(error)
         }
-        guard let code = result.code else { throw AuthorizeError.clientOrRedirect("client_id").rendered(scenario.compatibility) }
+        guard let code = result.code else {
+            throw AuthorizeError.clientOrRedirect("client_id", "no code was issued for \(request.clientID)").rendered(scenario.compatibility)
+        }
         var parameters: [(String, String)] = [("code", code)]
         if request.wantsIDToken { parameters.append(("id_token", try sign(result.claims, with: result.signingKey))) }
         if let state = request.state { parameters.append(("state", state)) }
@@ -126,21 +146,29 @@ extension AppleIDDomain {
     private func authorizeError(_ error: GrantError) -> AuthorizeError {
         switch error {
         case .unknownUser(let userID):
-            return AuthorizeError(code: "invalid_request", message: "no user \"\(userID)\" in the scenario", field: "user").rendered(scenario.compatibility)
+            return AuthorizeError(code: "invalid_request", message: "no user \"\(userID)\" in the scenario", field: "user",
+                                  reason: "no user \(LogText.clip(userID)) in the scenario").rendered(scenario.compatibility)
         case .accountDeleted(let userID):
-            return AuthorizeError(code: "invalid_request", message: "the Apple Account of \"\(userID)\" was deleted", field: "user")
+            return AuthorizeError(code: "invalid_request", message: "the Apple Account of \"\(userID)\" was deleted", field: "user",
+                                  reason: "the Apple Account of \(LogText.clip(userID)) was deleted").rendered(scenario.compatibility)
+        case .unknownClient(let clientID):
+            return AuthorizeError.clientOrRedirect("client_id", "client_id \(LogText.clip(clientID)) is not a client in the scenario")
                 .rendered(scenario.compatibility)
-        case .unknownClient:
-            return AuthorizeError.clientOrRedirect("client_id").rendered(scenario.compatibility)
         case .capacity(let full):
-            var refusal = AuthorizeError(code: "temporarily_unavailable", message: full.message, field: "code")
+            var refusal = AuthorizeError(code: "temporarily_unavailable", message: full.message, field: "code", reason: full.message)
             refusal.rendering = .unavailable
             return refusal
         case .timeOutOfRange:
-            var refusal = AuthorizeError(code: "temporarily_unavailable", message: "the mock clock is beyond what tokens can carry", field: "code")
+            var refusal = AuthorizeError(code: "temporarily_unavailable", message: World.clockBeyondTokens, field: "code",
+                                         reason: World.clockBeyondTokens)
             refusal.rendering = .unavailable
             return refusal
         }
+    }
+
+    /// A parameter's value for a reason, or `missing`.
+    private static func shown(_ value: String?) -> String {
+        value.map { "\"\(LogText.clip($0))\"" } ?? "missing"
     }
 
     /// The user pressed Cancel: `error=user_cancelled_authorize` and the state (§2.2 [D]).

@@ -12,7 +12,9 @@ extension AppleIDDomain {
     /// The client of a request whose `client_secret` signature checked out; its claims are
     /// checked against the clock by `SignedClient.check`, inside the operation that follows.
     func signedClient(clientID: String?, clientSecret: String?) throws(OAuthError) -> SignedClient {
-        guard let clientID, let entry = clients.entry(clientID), let clientSecret else { throw .invalidClient }
+        guard let clientID else { throw .invalidClient.because("client_id missing") }
+        guard let entry = clients.entry(clientID) else { throw .invalidClient.because("client_id \(LogText.clip(clientID)) is not a client in the scenario") }
+        guard let clientSecret else { throw .invalidClient.because("client_secret missing") }
         return SignedClient(entry: entry, claims: try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID))
     }
 
@@ -30,7 +32,7 @@ extension AppleIDDomain {
         case "authorization_code":
             guard let code = form["code"], !code.isEmpty else {
                 try client.check(verifier, at: state.now)
-                throw OAuthError.invalidRequest
+                throw OAuthError.invalidRequest.because("code missing")
             }
             let granted = try state.perform { world, now throws(OAuthError) in
                 try client.check(verifier, at: now)
@@ -44,7 +46,7 @@ extension AppleIDDomain {
         case "refresh_token":
             guard let token = form["refresh_token"], !token.isEmpty else {
                 try client.check(verifier, at: state.now)
-                throw OAuthError.invalidRequest
+                throw OAuthError.invalidRequest.because("refresh_token missing")
             }
             let granted = try state.read { world, now in
                 Result { () throws(OAuthError) in
@@ -60,23 +62,26 @@ extension AppleIDDomain {
         case "client_credentials":
             try client.check(verifier, at: state.now)
             // Only for team-transfer migration (§8 [D]).
-            guard form["scope"] == "user.migration" else { throw OAuthError.invalidScope }
+            guard form["scope"] == "user.migration" else {
+                throw OAuthError.invalidScope.because("client_credentials needs scope user.migration, got \(form["scope"].map(LogText.clip) ?? "none")")
+            }
             let token = try state.read { world, now in Result { () throws(OAuthError) in try world.clientCredentials(entry: entry, now: now) } }.get()
             answer["access_token"] = .string(token)
             answer["token_type"] = "Bearer"
             answer["expires_in"] = lifetime
         case nil:
             try client.check(verifier, at: state.now)
-            throw OAuthError.invalidRequest
-        default:
+            throw OAuthError.invalidRequest.because("grant_type missing")
+        case let other?:
             try client.check(verifier, at: state.now)
-            throw OAuthError.unsupportedGrantType
+            throw OAuthError.unsupportedGrantType.because(
+                "grant_type \(LogText.clip(other)) is not authorization_code, refresh_token or client_credentials")
         }
         return answer
     }
 
     private func signed(_ granted: TokenGrant) throws -> String {
-        guard let claims = granted.claims else { throw OAuthError.invalidRequest }
+        guard let claims = granted.claims else { throw OAuthError.invalidRequest.because("no id_token claims for this grant") }
         return try sign(claims, with: granted.signingKey)
     }
 
@@ -87,7 +92,7 @@ extension AppleIDDomain {
     public func revoke(_ form: [String: String]) throws(OAuthError) {
         let entry = try authenticateClient(clientID: form["client_id"], clientSecret: form["client_secret"], now: state.now)
         guard let token = form["token"], !token.isEmpty else {
-            if scenario.compatibility.revokeRequiresToken { throw .invalidRequest }
+            if scenario.compatibility.revokeRequiresToken { throw .invalidRequest.because("token missing (compatibility.revoke_requires_token is true)") }
             return
         }
         state.perform { world, now in world.revoke(token: token, entry: entry, now: now) }

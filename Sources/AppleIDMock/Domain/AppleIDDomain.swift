@@ -32,13 +32,13 @@ public final class AppleIDDomain: Sendable {
         scenario = configuration.scenario
         issuer = configuration.issuer
         random = configuration.random
-        log = configuration.log
+        log = configuration.logger(.warn)
         do {
             clients = try ClientDirectory(scenario: configuration.scenario)
         } catch {
             throw .scenario(ScenarioError(path: "teams", message: "client ids \"\(error.first)\" and \"\(error.second)\" collide in the token format; rename one"))
         }
-        clientSecrets = ClientSecretVerifier(scenario: configuration.scenario)
+        clientSecrets = ClientSecretVerifier(scenario: configuration.scenario, realTime: configuration.realTime)
         let settings = configuration.scenario.signingKeys
         let ring: KeyRing
         do {
@@ -53,7 +53,7 @@ public final class AppleIDDomain: Sendable {
             } catch {
                 throw .keys(error)
             }
-            configuration.log("no signing keys at \(path) (relative to the working directory); serving \(settings.count) fresh in-memory keys")
+            configuration.logger(.warn)("no signing keys at \(path) (relative to the working directory); serving \(settings.count) fresh in-memory keys")
         } catch {
             throw .keys(error)
         }

@@ -22,6 +22,9 @@ public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertibl
     public var jsonCode: String
     /// How to answer; set by the domain from the scenario.
     public var rendering: Rendering = .page(status: 400)
+    /// Why the mock refused, in the developer's terms: written to the log, never into Apple's
+    /// page or JSON, and no part of equality.
+    public var reason: String?
 
     /// An error with Apple's code, message and the field at fault; the JSON code is the page code.
     public init(code: String, message: String, field: String, jsonCode: String? = nil) {
@@ -31,17 +34,35 @@ public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertibl
         self.jsonCode = jsonCode ?? code
     }
 
+    /// An error with Apple's code, message and field, and the developer-facing `reason`.
+    init(code: String, message: String, field: String, jsonCode: String? = nil, reason: String) {
+        self.init(code: code, message: message, field: field, jsonCode: jsonCode)
+        self.reason = reason
+    }
+
     /// `Invalid client id or web redirect url.` — unknown client, a bundle id, or an
     /// unregistered return URL (§2.2 [O]).
-    static func clientOrRedirect(_ field: String) -> AuthorizeError {
+    static func clientOrRedirect(_ field: String, _ reason: String) -> AuthorizeError {
         AuthorizeError(code: "invalid_request", message: "Invalid client id or web redirect url.", field: field,
-                       jsonCode: field == "client_id" ? "invalid_client" : "unauthorized_client")
+                       jsonCode: field == "client_id" ? "invalid_client" : "unauthorized_client", reason: reason)
     }
 
     /// Apple's general wording for missing or unsupported parameters (§2.2, 2019 [O]).
-    static func unsupported(_ field: String) -> AuthorizeError {
+    static func unsupported(_ field: String, _ reason: String) -> AuthorizeError {
         AuthorizeError(code: "invalid_request", message: "Request missing required parameter or unsupported parameters or invalid redirect url",
-                       field: field, jsonCode: field == "redirect_uri" ? "unauthorized_client" : "invalid_request")
+                       field: field, jsonCode: field == "redirect_uri" ? "unauthorized_client" : "invalid_request", reason: reason)
+    }
+
+    /// The code the answer carries: the page's, or TN3107's in JSON.
+    public var answeredCode: String {
+        if case .json = rendering { return jsonCode }
+        return code
+    }
+
+    /// Equal when Apple's answer is (the reason does not count).
+    public static func == (lhs: AuthorizeError, rhs: AuthorizeError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.field == rhs.field && lhs.jsonCode == rhs.jsonCode
+            && lhs.rendering == rhs.rendering
     }
 
     /// The same error answered as `compatibility` says.

@@ -1,20 +1,25 @@
+import FoundationEssentials
 import JOSE
 import Synchronization
 
 /// Checks a `client_secret` JWT exactly as Apple does (apple-reference.md §3): ES256 with a raw
 /// 64-byte signature, `kid` a registered key of the client's team, `iss` the Team ID, `sub` the
 /// client id, `aud` `https://appleid.apple.com`, `exp` in the future but at most 15777000 s
-/// ahead, `iat` not in the future. Every failure is `invalid_client` with no description.
+/// ahead, `iat` not in the future. Every failure is `invalid_client` with no description; its
+/// `reason` tells the developer which rule failed.
 public struct ClientSecretVerifier: Sendable {
     /// Apple's audience for client secrets.
     public static let audience = "https://appleid.apple.com"
 
     private let keys: [String: [String: P256PublicKey]]
     private let leeway: Int64
+    private let clock: Compatibility.ClientSecretClock
+    private let realTime: @Sendable () -> Double
     private let verified = VerifiedSecrets()
 
-    /// A verifier for the scenario's teams and their developer keys.
-    public init(scenario: Scenario) {
+    /// A verifier for the scenario's teams and their developer keys; `realTime` is the system
+    /// clock, read when the scenario checks secrets against real time and to word a refusal.
+    public init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         var keys: [String: [String: P256PublicKey]] = [:]
         for team in scenario.teams {
             for key in team.developerKeys {
@@ -23,9 +28,11 @@ public struct ClientSecretVerifier: Sendable {
         }
         self.keys = keys
         leeway = Int64(scenario.compatibility.clientSecretIATLeeway)
+        clock = scenario.compatibility.clientSecretClock
+        self.realTime = realTime
     }
 
-    /// Verifies `secret` for `clientID` of `teamID` at `now`; throws `invalid_client`.
+    /// Verifies `secret` for `clientID` of `teamID` at mock time `now`; throws `invalid_client`.
     public func verify(_ secret: String, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
         try check(signedClaims(secret, teamID: teamID), clientID: clientID, teamID: teamID, now: now)
     }
@@ -33,38 +40,141 @@ public struct ClientSecretVerifier: Sendable {
     /// The claims of `secret` once its signature is checked (no clock involved), so the time
     /// checks can run inside the operation that uses the clock; throws `invalid_client`.
     public func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
-        guard let claims = verified.claims(of: secret, teamID: teamID) ?? verifySignature(secret, teamID: teamID) else {
-            throw .invalidClient
-        }
-        return claims
+        if let claims = verified.claims(of: secret, teamID: teamID) { return claims }
+        return try verifySignature(secret, teamID: teamID)
     }
 
-    /// Checks signed claims for `clientID` of `teamID` at `now`; throws `invalid_client`.
+    /// Checks signed claims for `clientID` of `teamID` at mock time `now` (or real time, as the
+    /// scenario's `client_secret_clock` says); throws `invalid_client`.
     public func check(_ claims: JSONObject, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
-        guard claims["iss"] == .string(teamID),
-              claims["sub"] == .string(clientID),
-              claims["aud"] == .string(Self.audience),
-              case .int(let expiresAt)? = claims["exp"],
-              case .int(let issuedAt)? = claims["iat"],
-              expiresAt > now,
-              expiresAt - now <= Int64(ClientSecret.maxLifetime),
-              issuedAt <= now + leeway
-        else { throw .invalidClient }
+        let at = clock == .mock ? now : Self.seconds(realTime())
+        guard let fault = fault(claims, clientID: clientID, teamID: teamID, at: at) else { return }
+        throw .invalidClient.because(reason(fault, claims: claims, clientID: clientID, teamID: teamID, at: at))
+    }
+
+    /// The first rule `claims` break at `now`, in Apple's order; nil when they hold.
+    private func fault(_ claims: JSONObject, clientID: String, teamID: String, at now: Int64) -> Fault? {
+        guard claims["iss"] == .string(teamID) else { return .issuer }
+        guard claims["sub"] == .string(clientID) else { return .subject }
+        guard claims["aud"] == .string(Self.audience) else { return .audience }
+        guard case .int(let expiresAt)? = claims["exp"] else { return .missing("exp") }
+        guard case .int(let issuedAt)? = claims["iat"] else { return .missing("iat") }
+        guard expiresAt > now else { return .expired(expiresAt) }
+        guard expiresAt - now <= Int64(ClientSecret.maxLifetime) else { return .tooLong(expiresAt) }
+        guard issuedAt <= now + leeway else { return .notYetIssued(issuedAt) }
+        return nil
+    }
+
+    /// A rule a secret's claims break.
+    private enum Fault {
+        case issuer, subject, audience
+        case missing(String)
+        case expired(Int64)
+        case tooLong(Int64)
+        case notYetIssued(Int64)
+
+        var isTime: Bool {
+            switch self {
+            case .expired, .tooLong, .notYetIssued: true
+            default: false
+            }
+        }
+    }
+
+    /// The developer's words for `fault`; for a time rule broken at mock time that real time
+    /// would pass, a hint that the backend mints from the real clock. Refusal path only.
+    private func reason(_ fault: Fault, claims: JSONObject, clientID: String, teamID: String, at now: Int64) -> String {
+        let clockName = clock == .mock ? "mock time" : "real time"
+        var text: String
+        switch fault {
+        case .issuer:
+            text = "client_secret iss is \(Self.claim(claims["iss"])) but client_id \(LogText.clip(clientID)) belongs to team \(teamID)"
+        case .subject:
+            text = "client_secret sub is \(Self.claim(claims["sub"])) but client_id is \(LogText.clip(clientID))"
+        case .audience:
+            text = "client_secret aud is \(Self.claim(claims["aud"])) but must be \(Self.audience)"
+        case .missing(let name):
+            text = "client_secret has no integer \(name) claim (found \(Self.claim(claims[name])))"
+        case .expired(let expiresAt):
+            text = "client_secret expired at \(clockName) \(Self.time(now)) (exp \(Self.time(expiresAt)))"
+        case .tooLong(let expiresAt):
+            text = "client_secret exp \(Self.time(expiresAt)) is \(expiresAt &- now) s after \(clockName) \(Self.time(now)), "
+                + "over Apple's limit of \(ClientSecret.maxLifetime) s"
+        case .notYetIssued(let issuedAt):
+            text = "client_secret iat \(Self.time(issuedAt)) is in the future at \(clockName) \(Self.time(now))"
+            if leeway > 0 { text += " (leeway \(leeway) s)" }
+        }
+        if clock == .mock && fault.isTime {
+            let real = Self.seconds(realTime())
+            if self.fault(claims, clientID: clientID, teamID: teamID, at: real) == nil {
+                text += " (mock clock is \(Self.span(now &- real)) of real time; mint the secret from GET /__mock/clock,"
+                    + " or set compatibility.client_secret_clock to \"real\")"
+            }
+        }
+        return text
     }
 
     /// The claims of `secret` when it is an ES256 JWS signed by a developer key of `teamID`.
     /// A backend sends the same secret for months, so a good signature is remembered: the
     /// claims are still checked against the clock on every request.
-    private func verifySignature(_ secret: String, teamID: String) -> JSONObject? {
-        guard let token = try? CompactJWS.parse(secret),
-              token.header["alg"] == .string("ES256"),
-              case .string(let keyID)? = token.header["kid"],
-              let key = keys[teamID]?[keyID],
-              token.verifyES256(with: key),
-              let claims = token.payloadJSON
-        else { return nil }
+    private func verifySignature(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
+        let token: CompactJWS
+        do {
+            token = try CompactJWS.parse(secret)
+        } catch {
+            throw .invalidClient.because("client_secret is not a JWT (\(error))")
+        }
+        guard token.header["alg"] == .string("ES256") else {
+            throw .invalidClient.because("client_secret alg is \(Self.claim(token.header["alg"])), not ES256")
+        }
+        guard case .string(let keyID)? = token.header["kid"] else { throw .invalidClient.because("client_secret header has no kid") }
+        guard let key = keys[teamID]?[keyID] else {
+            throw .invalidClient.because("client_secret kid \(LogText.clip(keyID)) is not a developer key of team \(teamID)")
+        }
+        guard token.verifyES256(with: key) else {
+            if token.header["crit"] != nil { throw .invalidClient.because("client_secret header has crit, which Apple does not understand") }
+            if token.signature.count != 64 {
+                // TN3107: a DER (ASN.1) signature, as openssl_sign makes, is refused (§3 [O]).
+                throw .invalidClient.because("client_secret signature is \(token.signature.count) bytes, not ES256's raw 64-byte R||S (DER-encoded?)")
+            }
+            throw .invalidClient.because("client_secret signature does not verify with key \(keyID) of team \(teamID)")
+        }
+        guard let claims = token.payloadJSON else { throw .invalidClient.because("client_secret payload is not a JSON object") }
         verified.remember(secret, teamID: teamID, claims: claims)
         return claims
+    }
+
+    /// A claim as the log shows it: a string clipped, anything else by its JSON kind.
+    private static func claim(_ value: JSONValue?) -> String {
+        switch value {
+        case .string(let text)?: LogText.clip(text)
+        case nil: "missing"
+        case .int(let number)?: "the number \(number)"
+        case let other?: ScenarioReader.kind(other)
+        }
+    }
+
+    /// RFC 3339 for instants between 1970 and 9999, the bare number otherwise.
+    static func time(_ seconds: Int64) -> String {
+        (0...253_402_300_799).contains(seconds) ? RFC3339.format(seconds) : "\(seconds)"
+    }
+
+    /// `400 days ahead`, `3 hours behind`, … for an offset in seconds.
+    private static func span(_ offset: Int64) -> String {
+        let size = offset.magnitude
+        let (count, unit): (UInt64, String) = switch size {
+        case 86400...: (size / 86400, "day")
+        case 3600...: (size / 3600, "hour")
+        case 60...: (size / 60, "minute")
+        default: (size, "second")
+        }
+        return "\(count) \(unit)\(count == 1 ? "" : "s") \(offset >= 0 ? "ahead" : "behind")"
+    }
+
+    /// Whole seconds of a real time, clamped like the mock clock's.
+    private static func seconds(_ real: Double) -> Int64 {
+        let value = real.rounded(.down)
+        return value.isFinite ? Int64(max(-1e15, min(1e15, value))) : 0
     }
 }
 

@@ -2,17 +2,34 @@ import JOSE
 
 /// An error from Apple's token, revoke and migration endpoints (apple-reference.md §2.1):
 /// always HTTP 400, `{"error": code}` plus `error_description` only where Apple sends one.
+/// The developer-facing `reason` rides along for the log and never reaches Apple's body.
 public struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// One of `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
     /// `unsupported_grant_type`, `invalid_scope`.
     public var code: String
     /// Apple's description, when Apple gives one.
     public var errorDescription: String?
+    /// Why the mock refused, in the developer's terms (`client_secret sub is … but client_id is
+    /// …`): written to the log, never into Apple's body, and no part of equality. Built only on
+    /// the refusal path; user-controlled values in it are clipped (`LogText.clip`).
+    public var reason: String?
 
     /// An error with an optional description.
     public init(_ code: String, _ description: String? = nil) {
         self.code = code
         self.errorDescription = description
+    }
+
+    /// The same error carrying `reason`.
+    public func because(_ reason: String) -> OAuthError {
+        var copy = self
+        copy.reason = reason
+        return copy
+    }
+
+    /// Equal when Apple's answer is: code and description (the reason does not count).
+    public static func == (lhs: OAuthError, rhs: OAuthError) -> Bool {
+        lhs.code == rhs.code && lhs.errorDescription == rhs.errorDescription
     }
 
     /// `invalid_request`.

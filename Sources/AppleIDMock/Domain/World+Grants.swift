@@ -138,29 +138,41 @@ extension World {
     /// (§1.2, §1.3, §9). A genuine code that is no longer pending and not yet expired was used.
     mutating func redeem(code: String, entry: ClientDirectory.Entry, redirectURI: String?, verifier: String?, now: Int64) throws(OAuthError) -> TokenGrant {
         guard let grant = pendingCodes[code] else {
-            if let payload = codec.decode(code), payload.kind == .code,
-               now < payload.issuedAt + Int64(context.scenario.lifetimes.authorizationCode) {
-                throw .codeAlreadyUsed
+            guard let payload = codec.decode(code), payload.kind == .code else {
+                throw .codeExpired.because("code unknown: not a code this mock issued")
             }
-            throw .codeExpired
+            let expiresAt = payload.issuedAt + Int64(context.scenario.lifetimes.authorizationCode)
+            if now < expiresAt { throw .codeAlreadyUsed.because("code already used") }
+            throw .codeExpired.because("code expired at mock time \(ClientSecretVerifier.time(now)) (exp \(ClientSecretVerifier.time(expiresAt)))")
         }
         if now >= grant.expiresAt {
             pendingCodes[code] = nil
-            throw .codeExpired
+            throw .codeExpired.because("code expired at mock time \(ClientSecretVerifier.time(now)) (exp \(ClientSecretVerifier.time(grant.expiresAt)))")
         }
-        if grant.clientID != entry.client.clientID { throw .clientMismatch(entry.client.clientID) }
+        if grant.clientID != entry.client.clientID {
+            throw .clientMismatch(entry.client.clientID).because("code issued to another client (issued to \(grant.clientID), got \(entry.client.clientID))")
+        }
         if grant.redirectURI != redirectURI {
             // Send redirect_uri only when the authorize request had one (§1.3 [D]).
-            guard let redirectURI else { throw .invalidRequest }
-            throw .redirectMismatch(redirectURI)
+            guard let redirectURI else {
+                throw .invalidRequest.because("redirect_uri missing; the code was issued to \(grant.redirectURI.map(LogText.clip) ?? "none")")
+            }
+            throw .redirectMismatch(redirectURI).because(
+                "code issued to another redirect_uri (issued to \(grant.redirectURI.map(LogText.clip) ?? "none"), got \(LogText.clip(redirectURI)))")
         }
         guard let (_, consent) = self.consent(id: grant.consentID), let account = users[grant.userID], !account.deleted else {
-            throw .codeExpired
+            throw .codeExpired.because(users[grant.userID]?.deleted == true
+                ? "the Apple Account of \(grant.userID), the code's user, was deleted"
+                : "the consent the code was issued under was revoked")
         }
         if let challenge = grant.codeChallenge {
             // Apple rejects an exchange without code_verifier once a challenge was sent (§1.2 [O]).
-            guard let verifier, Self.pkceMatches(verifier: verifier, challenge: challenge, method: grant.codeChallengeMethod) else {
-                throw .invalidGrant
+            guard let verifier else { throw .invalidGrant.because("code_verifier missing; the code was issued with a code_challenge") }
+            guard Self.pkceMatches(verifier: verifier, challenge: challenge, method: grant.codeChallengeMethod) else {
+                let length = verifier.utf8.count
+                throw .invalidGrant.because((43...128).contains(length)
+                    ? "code_verifier does not match the code_challenge (\(grant.codeChallengeMethod ?? "plain"))"
+                    : "code_verifier is \(length) characters; RFC 7636 needs 43 to 128")
             }
         }
         pendingCodes[code] = nil
@@ -169,7 +181,7 @@ extension World {
             accessToken = try encode(.access, consentID: consent.id, client: entry, now: now)
             refreshToken = try encode(.refresh, consentID: consent.id, client: entry, now: now)
         } catch {
-            throw .invalidRequest
+            throw .invalidRequest.because(Self.clockBeyondTokens)
         }
         var claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail,
                                     isFirst: grant.isFirstAuthorization, now: now)
@@ -179,6 +191,9 @@ extension World {
         if grant.flow == .native && grant.isFirstAuthorization { claims.realUserStatus = account.user.realUserStatus }
         return TokenGrant(accessToken: accessToken, refreshToken: refreshToken, claims: claims, signingKey: signingKey)
     }
+
+    /// Why a token could not be encoded.
+    static let clockBeyondTokens = "the mock clock is beyond what tokens can carry"
 
     /// RFC 7636 §4.6: `S256` compares BASE64URL(SHA256(verifier)); `plain` compares as is.
     static func pkceMatches(verifier: String, challenge: String, method: String?) -> Bool {
@@ -193,18 +208,31 @@ extension World {
     /// A refresh (§1.3): a new access token (and id_token) while the consent lives; the refresh
     /// token itself is not rotated.
     func refresh(token: String, entry: ClientDirectory.Entry, now: Int64) throws(OAuthError) -> TokenGrant {
-        guard let payload = codec.decode(token), payload.kind == .refresh, payload.clientTag == entry.tag else { throw .invalidGrant }
+        guard let payload = codec.decode(token), payload.kind == .refresh else {
+            throw .invalidGrant.because("refresh_token unknown: not a refresh token this mock issued")
+        }
+        guard payload.clientTag == entry.tag else {
+            let owner = context.clients.entry(tag: payload.clientTag)?.client.clientID ?? "an unknown client"
+            throw .invalidGrant.because("refresh_token issued to another client (issued to \(owner), got \(entry.client.clientID))")
+        }
         guard let (key, consent) = self.consent(id: payload.consentID), let account = users[key.userID], !account.deleted else {
             // Revoked by the app: the token itself is dead. Removed by the user: TN3107 says
             // invalid_request (open question 7, a knob).
-            if revoked[payload.consentID] == .byUser { throw OAuthError(context.scenario.compatibility.revokedConsentRefreshError) }
-            throw .invalidGrant
+            switch revoked[payload.consentID] {
+            case .byUser?:
+                throw OAuthError(context.scenario.compatibility.revokedConsentRefreshError)
+                    .because("refresh after the user revoked consent or deleted the account (compatibility.revoked_consent_refresh_error)")
+            case .byApp?:
+                throw .invalidGrant.because("refresh_token was revoked through POST /auth/revoke")
+            case nil:
+                throw .invalidGrant.because("refresh_token's consent has ended (account deleted or state reset)")
+            }
         }
         let accessToken: String
         do {
             accessToken = try encode(.access, consentID: consent.id, client: entry, now: now)
         } catch {
-            throw .invalidRequest
+            throw .invalidRequest.because(Self.clockBeyondTokens)
         }
         // After a refresh: no auth_time, no c_hash, no at_hash (§1.3 [O]).
         let claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: false, now: now)
@@ -216,7 +244,7 @@ extension World {
         do {
             return try encode(.access, consentID: 0, client: entry, now: now)
         } catch {
-            throw .invalidRequest
+            throw .invalidRequest.because(Self.clockBeyondTokens)
         }
     }
 

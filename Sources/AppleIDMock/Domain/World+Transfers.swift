@@ -7,12 +7,23 @@ extension World {
     /// relay address when the user hid theirs).
     mutating func userMigrationInfo(_ form: [String: String], teamID: String, bearer: String?, now: Int64) throws(OAuthError) -> JSONObject {
         // TN3107: a token that does not match the client's team is invalid_request.
-        guard let bearer, liveAccessToken(bearer, teamID: teamID, now: now) != nil else { throw .invalidRequest }
+        guard let bearer else { throw .invalidRequest.because("Authorization: Bearer header missing") }
+        guard liveAccessToken(bearer, teamID: teamID, now: now) != nil else {
+            throw .invalidRequest.because("bearer token is not a live access token of team \(teamID) (from grant_type=client_credentials)")
+        }
         let window = Int64(context.scenario.lifetimes.transferWindow)
         var answer = JSONObject()
         if let transferSubject = form["transfer_sub"] {
-            guard let record = transfers[transferSubject], record.toTeam == teamID, now < record.createdAt + window,
-                  let account = users[record.userID], !account.deleted else { throw .invalidRequest }
+            guard let record = transfers[transferSubject], record.toTeam == teamID else {
+                throw .invalidRequest.because("transfer_sub \(LogText.clip(transferSubject)) is not a transfer to team \(teamID)")
+            }
+            guard now < record.createdAt + window else {
+                throw .invalidRequest.because("transfer_sub \(LogText.clip(transferSubject)) expired at mock time "
+                    + "\(ClientSecretVerifier.time(record.createdAt + window)) (transfer_window \(window) s)")
+            }
+            guard let account = users[record.userID], !account.deleted else {
+                throw .invalidRequest.because("the Apple Account of transfer_sub \(LogText.clip(transferSubject)) was deleted")
+            }
             answer["sub"] = .string(Identity.subject(teamID: teamID, userID: account.user.id))
             if hidEmail(userID: account.user.id, teamID: record.fromTeam) {
                 // Relay addresses are team-scoped (§6): the receiving team gets its own.
@@ -21,9 +32,17 @@ extension World {
             }
             return answer
         }
-        guard let subject = form["sub"], let target = form["target"] else { throw .invalidRequest }
-        guard target != teamID, context.clients.team(target) != nil, let userID = user(subject: subject, teamID: teamID),
-              consents.keys.contains(where: { $0.userID == userID && $0.teamID == teamID }) else { throw .invalidRequest }
+        guard let subject = form["sub"], let target = form["target"] else {
+            throw .invalidRequest.because("sub and target missing (or transfer_sub, for the receiving team)")
+        }
+        guard target != teamID else { throw .invalidRequest.because("target \(LogText.clip(target)) is the sending team itself") }
+        guard context.clients.team(target) != nil else { throw .invalidRequest.because("target \(LogText.clip(target)) is not a team in the scenario") }
+        guard let userID = user(subject: subject, teamID: teamID) else {
+            throw .invalidRequest.because("sub \(LogText.clip(subject)) is not a user of team \(teamID)")
+        }
+        guard consents.keys.contains(where: { $0.userID == userID && $0.teamID == teamID }) else {
+            throw .invalidRequest.because("sub \(LogText.clip(subject)) has no consent with team \(teamID)")
+        }
         answer["transfer_sub"] = .string(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now).transferSubject)
         return answer
     }

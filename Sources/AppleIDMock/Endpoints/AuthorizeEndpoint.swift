@@ -8,7 +8,9 @@ struct AuthorizeEndpoint: Sendable {
 
     /// GET: parameters from the query string.
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw AuthorizeError.unsupported("query").rendered(domain.scenario.compatibility) }
+        guard let query = try? request.queryParameters() else {
+            throw AuthorizeError.unsupported("query", "query string is not valid form encoding").rendered(domain.scenario.compatibility)
+        }
         let validated = try domain.validateAuthorize(Self.parameters(query), duplicated: query.duplicatedNames)
         guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, users: domain.state.users) }
         return AuthorizePages.deliver(try domain.approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail)))
@@ -18,7 +20,7 @@ struct AuthorizeEndpoint: Sendable {
     func decide(_ request: HTTPRequest) throws -> HTTPResponse {
         let compatibility = domain.scenario.compatibility
         guard request.mediaType == "application/x-www-form-urlencoded", let form = try? HTTPForm(decoding: request.body) else {
-            throw AuthorizeError.unsupported("body").rendered(compatibility)
+            throw AuthorizeError.unsupported("body", "body is not an application/x-www-form-urlencoded form").rendered(compatibility)
         }
         let validated = try domain.validateAuthorize(Self.parameters(form), duplicated: form.duplicatedNames)
         if form["mock_action"] == "cancel" { return AuthorizePages.deliver(domain.cancel(validated)) }
@@ -28,7 +30,7 @@ struct AuthorizeEndpoint: Sendable {
         default: nil
         }
         guard let user = form["mock_user"] ?? domain.state.users.first(where: { !$0.deleted })?.user.id else {
-            throw AuthorizeError.unsupported("mock_user").rendered(compatibility)
+            throw AuthorizeError.unsupported("mock_user", "mock_user missing and every user's account is deleted").rendered(compatibility)
         }
         let approval = AppleIDDomain.Approval(userID: user, hideEmail: hide,
                                               givenName: Self.nonEmpty(form["mock_given_name"]), familyName: Self.nonEmpty(form["mock_family_name"]))

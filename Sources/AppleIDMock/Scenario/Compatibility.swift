@@ -41,6 +41,10 @@ public struct Compatibility: Sendable, Equatable {
     public var pkcePlainAllowed: Bool = true
     /// Seconds a client_secret `iat` may lie in the future (§3 [U]). Today: none.
     public var clientSecretIATLeeway: Int = 0
+    /// The clock a client_secret's `iat` and `exp` are checked against: the mock clock, as
+    /// Apple checks them against its own (§3), or real time, for a backend that mints secrets
+    /// from the real clock while a suite moves the mock's far ahead.
+    public var clientSecretClock: ClientSecretClock = .mock
     /// Whether later id_tokens still carry `email` (§4; open question 10). Today: yes.
     public var emailOnLaterLogins: Bool = true
     /// Whether `/auth/keys` lists its keys in a new order on each fetch (§1.5 [O]).
@@ -75,6 +79,14 @@ public struct Compatibility: Sendable, Equatable {
     /// Seconds to wait before each retry of a notification the receiver refused, did not answer
     /// in time, or answered with a non-2xx status (Apple's schedule is undocumented, §7 [U]).
     public var notificationRetryDelays: [Int] = [1, 2, 4, 8, 16]
+
+    /// The clock client secrets are checked against.
+    public enum ClientSecretClock: String, Sendable, Equatable, CaseIterable {
+        /// The mock clock, which `POST /__mock/clock` moves (Apple's behaviour).
+        case mock
+        /// Real time, whatever the mock clock says.
+        case real
+    }
 
     /// The shape of the notification's `events` claim.
     public enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {

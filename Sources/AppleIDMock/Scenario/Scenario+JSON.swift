@@ -102,6 +102,7 @@ extension Compatibility {
         object["revoked_consent_refresh_error"] = .string(revokedConsentRefreshError)
         object["pkce_plain_allowed"] = .bool(pkcePlainAllowed)
         object["client_secret_iat_leeway"] = .int(Int64(clientSecretIATLeeway))
+        object["client_secret_clock"] = .string(clientSecretClock.rawValue)
         object["email_on_later_logins"] = .bool(emailOnLaterLogins)
         object["shuffle_keys"] = .bool(shuffleKeys)
         object["authorize_error_format"] = .string(authorizeErrorFormat.rawValue)

@@ -180,6 +180,7 @@ extension Scenario {
         }
         knobs.pkcePlainAllowed = reader.bool(object, "pkce_plain_allowed", at: path, default: knobs.pkcePlainAllowed)
         knobs.clientSecretIATLeeway = reader.int(object, "client_secret_iat_leeway", at: path, default: knobs.clientSecretIATLeeway, range: 0...3600)
+        knobs.clientSecretClock = reader.choice(object, "client_secret_clock", at: path, default: knobs.clientSecretClock)
         knobs.emailOnLaterLogins = reader.bool(object, "email_on_later_logins", at: path, default: knobs.emailOnLaterLogins)
         knobs.shuffleKeys = reader.bool(object, "shuffle_keys", at: path, default: knobs.shuffleKeys)
         knobs.authorizeErrorFormat = reader.choice(object, "authorize_error_format", at: path, default: knobs.authorizeErrorFormat)
@@ -293,7 +294,7 @@ extension Compatibility {
     static let keys = [
         "email_verified", "is_private_email", "default_response_mode", "refresh_returns_id_token",
         "refresh_returns_refresh_token", "revoked_consent_refresh_error", "pkce_plain_allowed",
-        "client_secret_iat_leeway", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
+        "client_secret_iat_leeway", "client_secret_clock", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
         "authorize_error_status", "strict_redirect_uris", "account_deletion_event_type", "event_time_unit",
         "revoke_notifies", "revoke_requires_token", "token_content_type_error", "jwks_cache_control",
         "events_claim_format", "notification_retry_delays",
