@@ -1,5 +1,6 @@
 @testable import AppleIDMock
 import JOSE
+@testable import MiniHTTP
 import XCTest
 
 final class ScenarioLoaderTests: XCTestCase {
@@ -134,6 +135,20 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(found.count, 1)
         XCTAssertTrue(found[0].hasPrefix("$: invalid JSON: line 1, column 12"), found[0])
         XCTAssertEqual(problems(Array("[]".utf8)), ["$: expected an object, found an array"])
+    }
+
+    func testScenario_RefusesNotificationURLsTheSenderRefuses_NamingThePath() throws {
+        let refused = ["http://user:pw@127.0.0.1:9/x", "http://127.0.0.1:0/", "http://127.0.0.1:65536/", "http://localhost:9/#frag",
+                       "http://127.0.0.1:9\\@evil.example/", "http://127.0.0.1:9/x\\y", "http://127.0.0.1:9/x\u{e9}", "http://%31%32%37.0.0.1:9/"]
+        for url in refused {
+            XCTAssertEqual(problems(editing(["teams", 0, "notification_url"], .string(url))).first?.hasPrefix("teams[0].notification_url: expected"), true, url)
+            XCTAssertNil(try? HTTPClient.Target(url), "the sender refuses \(url) too")
+        }
+        // The twins: what the sender takes, the loader takes (schemes are case-insensitive).
+        for url in ["HTTP://127.0.0.1:9/x", "https://receiver.example:8443/apple?x=1", "http://[::1]:9/n"] {
+            XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["teams", 0, "notification_url"], .string(url))))), url)
+            XCTAssertNotNil(try? HTTPClient.Target(url), url)
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JOSE
+import MiniHTTP
 
 /// Field rules for scenario values. Each returns nil when the value is fine, else what was expected.
 public enum ScenarioRules {
@@ -55,6 +56,14 @@ public enum ScenarioRules {
             return "expected an absolute URL"
         }
         return nil
+    }
+
+    /// A URL notifications can be sent to: the sender's own rule (`HTTPClient.isSendable`), so
+    /// that `scenario check` never passes a URL every delivery then refuses (probe N12).
+    static func notificationURL(_ value: String) -> String? {
+        if let message = absoluteURL(value) { return message }
+        return HTTPClient.isSendable(url: value)
+            ? nil : "expected an http(s) URL the sender can use: ASCII without '\\', no user info, no #fragment, a port from 1 to 65535"
     }
 
     /// Apple's own rules for return URLs (apple-reference.md §1.2): https, a domain name (no IP
