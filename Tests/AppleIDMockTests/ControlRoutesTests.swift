@@ -485,6 +485,22 @@ final class ControlRoutesTests: XCTestCase {
         XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","real_user_status":0}"#).status, 201)
     }
 
+    func testUsersRoute_RefusesIdsShapedLikeASub_AndEmailsWithControlCharacters() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        // alice's sub as an id would shadow her in every lookup by user (probe N13).
+        let aliceSub = teamSub("alice")
+        assertControl(try server.postJSON("/__mock/users", #"{"id":"\#(aliceSub)","email":"impostor@example.com"}"#), 400,
+                      #"{"error":"expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)","field":"id"}"#)
+        for email in [#"a\u0000b@example.com"#, #"a\tb@c"#, #"a\r\nb@example.com"#, #"a@example.com\r\n"#, #"a\u007fb@example.com"#] {
+            assertControl(try server.postJSON("/__mock/users", #"{"id":"erin","email":"\#(email)"}"#), 400,
+                          #"{"error":"expected an email address","field":"email"}"#)
+        }
+        // The twins: an id with the same parts but another shape, and a plain email.
+        XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"\#(aliceSub).x","email":"erin@example.com"}"#).status, 201)
+        XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin+tag@example.com"}"#).status, 201)
+    }
+
     func testUsersRoute_RuntimeUserGetsUserJSONOnFirstAuthorizationOnly() throws {
         let server = try startFrozenMock()
         defer { server.stop() }

@@ -150,6 +150,17 @@ final class ScenarioLoaderTests: XCTestCase {
             XCTAssertNotNil(try? HTTPClient.Target(url), url)
         }
     }
+
+    func testScenario_RefusesUserIdsShapedLikeASub_AndEmailsWithControlCharacters_NamingThePath() throws {
+        XCTAssertEqual(problems(editing(["users", 1, "id"], .string(teamSub("alice")))),
+                       ["users[1].id: expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)"])
+        for email in ["a\u{0}b@example.com", "a\tb@c", "a\r\nb@example.com", "a@example.com\n"] {
+            XCTAssertEqual(problems(editing(["users", 1, "email"], .string(email))), ["users[1].email: expected an email address"], email)
+        }
+        // The twins.
+        XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["users", 1, "id"], .string("923363.bob.6945"))))))
+        XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["users", 1, "email"], .string("bob+tag@example.com"))))))
+    }
 }
 
 extension Array where Element == UInt8 {

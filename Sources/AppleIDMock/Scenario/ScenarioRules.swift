@@ -23,10 +23,13 @@ public enum ScenarioRules {
             ? nil : "expected a client id (1 to 255 printable characters, no spaces)"
     }
 
-    /// A scenario user id: letters, digits, `.`, `_`, `-`.
+    /// A scenario user id: letters, digits, `.`, `_`, `-`; never in the `sub` shape, which
+    /// lookups by user would take for another user's `sub` (probe N13).
     static func userID(_ value: String) -> String? {
-        isKeyID(value) || (value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { $0 == 46 || isWordByte($0) })
-            ? nil : "expected 1 to 64 letters, digits, '.', '-' or '_'"
+        guard isKeyID(value) || (value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { $0 == 46 || isWordByte($0) }) else {
+            return "expected 1 to 64 letters, digits, '.', '-' or '_'"
+        }
+        return isSubject(value) ? "expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)" : nil
     }
 
     /// Apple's `sub` shape: `NNNNNN.<32 hex>.NNNN` (apple-reference.md §4).
@@ -37,10 +40,12 @@ public enum ScenarioRules {
             && parts[2].utf8.count == 4 && parts[2].utf8.allSatisfy { (48...57).contains($0) }
     }
 
-    /// A plausible email address: one `@` with text on both sides.
+    /// A plausible email address: one `@` with text on both sides, no space and no control
+    /// character (NUL, TAB, CR, LF, DEL, …; probe N13).
     static func email(_ value: String) -> String? {
         let parts = value.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && !value.contains(" ")
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && value.utf8.allSatisfy({ $0 > 32 && $0 != 127 })
+            && !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             ? nil : "expected an email address"
     }
 
