@@ -205,6 +205,10 @@ final class ControlRoutesTests: XCTestCase {
             (#"{"set":1893456000}"#, #"{"error":"expected a string","field":"set"}"#),
             (#"{"set":"2200-01-01T00:00:00Z"}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"set"}"#),
             (#"{"advance":-1700000001}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"advance"}"#),
+            // Before the epoch by a minute: the field at fault is set (probe N14), also beside a fine advance.
+            (#"{"set":"1970-01-01T00:00:00+00:01"}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"set"}"#),
+            (#"{"set":"1970-01-01T00:00:00+00:01","advance":120}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"set"}"#),
+            (#"{"set":"1970-01-01T00:01:00Z","advance":-120}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"advance"}"#),
             (#"{"freeze":"yes"}"#, #"{"error":"expected true or false","field":"freeze"}"#),
             (#"{}"#, #"{"error":"expected one of advance, set, freeze","field":null}"#),
             (#"{"speed":2}"#, #"{"error":"unknown field (expected one of: advance, set, freeze)","field":"speed"}"#),

@@ -139,12 +139,14 @@ extension World {
     mutating func redeem(code: String, entry: ClientDirectory.Entry, redirectURI: String?, verifier: String?, now: Int64) throws(OAuthError) -> TokenGrant {
         guard let grant = pendingCodes[code] else {
             if let payload = codec.decode(code), payload.kind == .code,
-               now < payload.issuedAt + Int64(context.scenario.lifetimes.authorizationCode) {
+               payload.issuedAt <= now, now < payload.issuedAt + Int64(context.scenario.lifetimes.authorizationCode) {
                 throw .codeAlreadyUsed
             }
             throw .codeExpired
         }
-        if now >= grant.expiresAt {
+        // A code issued after now (the clock moved back since) is no more valid than an expired
+        // one: its id_token would have auth_time after iat (probe N14).
+        if now >= grant.expiresAt || grant.authTime > now {
             pendingCodes[code] = nil
             throw .codeExpired
         }
