@@ -161,6 +161,27 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["users", 1, "id"], .string("923363.bob.6945"))))))
         XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["users", 1, "email"], .string("bob+tag@example.com"))))))
     }
+
+    func testScenario_RefusesRedirectURIsWithNonASCIIBackslashOrBadPort_NamingThePath() throws {
+        let path = "teams[0].clients[1].redirect_uris[0]"
+        for uri in ["https://a.example/x\u{2028}y", "https://a.example/\u{85}x", "http://a.example/\u{a0}x", "https://a.example/\u{fc}n\u{ef}",
+                    "https://a.example/x\\y", "https://a.example:99999/", "https://a.example:0/"] {
+            XCTAssertEqual(problems(editing(["teams", 0, "clients", 1, "redirect_uris", 0], .string(uri))).first?.hasPrefix(path + ": expected"), true, uri)
+        }
+        // The twins: ASCII, percent-encoded, a port in range.
+        for uri in ["https://a.example/%C3%BCn%C3%AF", "https://a.example:65535/cb?x=1", "http://localhost:3000/callback", "http://[::1]:3000/cb"] {
+            XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["teams", 0, "clients", 1, "redirect_uris", 0], .string(uri))))), uri)
+        }
+    }
+
+    func testAuthorizeLocation_PercentEncodesNonASCII_OfARedirectURIMadeInCode() {
+        // A scenario built in Swift is not checked by the loader: Location still carries ASCII only.
+        let delivery = Delivery(responseMode: "query", redirectURI: "https://a.example/\u{fc}\u{2028}x", parameters: [("code", "c"), ("state", "s")])
+        XCTAssertEqual(AuthorizePages.location(delivery), "https://a.example/%C3%BC%E2%80%A8x?code=c&state=s")
+        // The twin: an ASCII URI is written as it is.
+        let ascii = Delivery(responseMode: "fragment", redirectURI: "https://a.example/%C3%BC?x=1", parameters: [("code", "c")])
+        XCTAssertEqual(AuthorizePages.location(ascii), "https://a.example/%C3%BC?x=1#code=c")
+    }
 }
 
 extension Array where Element == UInt8 {

@@ -49,18 +49,33 @@ public enum ScenarioRules {
             ? nil : "expected an email address"
     }
 
-    /// An absolute http or https URL with a host, and no spaces or control characters: a URL
-    /// ends up in a `Location` header (probe finding F6).
+    /// An absolute http or https URL with a host, in printable ASCII without a backslash, and a
+    /// port (when given) from 1 to 65535: a URL ends up in a `Location` header (probe findings
+    /// F6, N15); non-ASCII is written percent-encoded.
     static func absoluteURL(_ value: String) -> String? {
         guard value.utf8.count <= 2048 else { return "expected an absolute URL of at most 2048 bytes" }
         guard value.utf8.allSatisfy({ $0 > 32 && $0 != 127 }) else {
             return "expected an absolute URL without spaces or control characters"
         }
+        guard value.utf8.allSatisfy({ $0 < 128 }) else { return "expected an absolute URL in ASCII (percent-encode other characters)" }
+        guard !value.contains("\\") else { return "expected an absolute URL without '\\'" }
         guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
               let host = url.host, !host.isEmpty else {
             return "expected an absolute URL"
         }
+        if let port = explicitPort(value), !(1...65535).contains(port) { return "expected a port from 1 to 65535" }
         return nil
+    }
+
+    /// The port written in `value`'s authority (after `scheme://`), if any; -1 when it is not a number.
+    private static func explicitPort(_ value: String) -> Int? {
+        guard let start = value.firstRange(of: "://")?.upperBound else { return nil }
+        let authority = value[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostEnd = authority.lastIndex(of: "]") ?? authority.startIndex
+        guard let colon = authority[hostEnd...].lastIndex(of: ":") else { return nil }
+        let digits = authority[authority.index(after: colon)...]
+        guard !digits.isEmpty else { return nil }
+        return digits.utf8.count <= 6 ? Int(digits) ?? -1 : -1
     }
 
     /// A URL notifications can be sent to: the sender's own rule (`HTTPClient.isSendable`), so
