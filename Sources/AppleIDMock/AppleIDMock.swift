@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Glibc
 import MiniHTTP
 
 /// A running mock of appleid.apple.com. The CLI and the tests both start it through
@@ -162,8 +163,25 @@ public final class AppleIDMockServer: Sendable {
         return ControlGuard(allowedHosts: names, token: configuration.controlToken)
     }
 
-    private static func isLoopback(_ host: String) -> Bool {
-        host == "::1" || host.hasPrefix("127.")
+    /// Whether `host` (an address the server listens on, IPv6 bracketed or not) is loopback.
+    /// Every 127.0.0.0/8 address, `::1` in any spelling, IPv4-mapped 127/8, and `localhost`
+    /// (probe N16: `[::1]` was called "beyond this machine").
+    static func isLoopback(_ host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        var name = Substring(host)
+        if name.hasPrefix("[") {
+            guard name.hasSuffix("]") else { return false }
+            name = name.dropFirst().dropLast()
+        }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, String(name), &v4) == 1 {
+            return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, String(name), &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+        return (bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1) || (mapped && bytes[12] == 127)
     }
 
     private static func defaultBaseURL(_ server: HTTPServer) -> String {

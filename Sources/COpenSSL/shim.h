@@ -70,6 +70,14 @@ static inline int shim_add_extension(X509 *issuer, X509 *cert, int nid, const ch
     return added;
 }
 
+/// The certificates after the leaf that SSL_CTX_use_certificate_chain_file loaded
+/// (SSL_CTX_get0_chain_certs is a macro over SSL_CTX_ctrl); -1 when unknown.
+static inline int shim_SSL_CTX_chain_count(SSL_CTX *ctx) {
+    STACK_OF(X509) *chain = NULL;
+    if (SSL_CTX_get0_chain_certs(ctx, &chain) != 1) return -1;
+    return chain == NULL ? 0 : sk_X509_num(chain);
+}
+
 /// BIO_get_mem_data is a macro over BIO_ctrl.
 static inline long shim_BIO_get_mem_data(BIO *bio, char **data) {
     return BIO_get_mem_data(bio, data);

@@ -6,11 +6,16 @@ import Glibc
 /// over one keep-alive connection; the receiver notes when each arrives. Latency is receipt
 /// time minus the event's own `event_time` (milliseconds, the mock clock on real time).
 ///
-/// Two batches: the first starts the delivery workers and fills the delivery log (which keeps
-/// every record, JWT included, up to its bound), so memory from idle to its end is the cost of
-/// `count` logged notifications; then the log is cleared and a second batch of `count` runs, so
-/// memory across it shows whether anything but the log grows with the events (flat within 10%).
-/// Counts and latencies are the second batch's.
+/// Two batches of `count / 2`: the first starts the delivery workers and fills the delivery log
+/// (which keeps every record, JWT included, up to its bound of 10,000), so memory from idle to
+/// its end is the cost of the logged notifications; then the log is cleared and the second batch
+/// runs, so memory across it shows whether anything but the log grows with the events (flat
+/// within 10%). Counts and latencies are the second batch's.
+///
+/// Endurance (probe N1: every event once cost more than the last): the events go in blocks of
+/// `blockSize` (10,000 for a full run), each timed by the server's CPU and the wall clock; the
+/// first block's cost per event against the last's must stay within 1.5x, and memory from the
+/// end of the first block (the log full) to the end of the first batch must stay flat.
 struct NotificationLoad {
     let sent: Int
     let delivered: Int
@@ -24,6 +29,43 @@ struct NotificationLoad {
     let residentBefore: Double
     /// After the second batch, its records in the log.
     let residentAfter: Double
+    /// Events per timed block.
+    let blockSize: Int
+    /// Server CPU and wall time per event (microseconds) of the first and of the last block.
+    let firstBlock: BlockCost
+    let lastBlock: BlockCost
+    /// Resident MiB after the first block (the delivery log full on a full run).
+    let residentLogFull: Double
+
+    /// What one block of events cost, per event.
+    struct BlockCost {
+        /// Server CPU (user + system), microseconds per event.
+        var cpuMicroseconds: Double
+        /// Wall time of sending the block and reading every answer, microseconds per event.
+        var wallMicroseconds: Double
+    }
+
+    /// The last block's server CPU per event over the first's (the target is at most 1.5).
+    var costRatio: Double { firstBlock.cpuMicroseconds > 0 ? lastBlock.cpuMicroseconds / firstBlock.cpuMicroseconds : 0 }
+
+    /// Memory growth from the log being full to the end of the first batch, percent.
+    var growthAfterLogFull: Double { residentLogFull > 0 ? (residentLogged - residentLogFull) / residentLogFull * 100 : 0 }
+
+    /// The endurance figures that `BenchReport` has no row for yet: printed under its table.
+    func enduranceLines() -> [String] {
+        let ratio = costRatio
+        let growth = growthAfterLogFull
+        return [
+            String(format: "notification cost per event, first %d vs last %d of %d: %.1f vs %.1f µs server CPU (wall %.1f vs %.1f µs), ratio %.2f, target <= 1.50: %@",
+                   blockSize, blockSize, sent, firstBlock.cpuMicroseconds, lastBlock.cpuMicroseconds, firstBlock.wallMicroseconds,
+                   lastBlock.wallMicroseconds, ratio, ratio <= 1.5 ? "yes" : "NO"),
+            String(format: "notification memory, log full -> end of first batch: %.1f -> %.1f MiB, %+.1f%%, within 10%%: %@",
+                   residentLogFull, residentLogged, growth, abs(growth) <= 10 ? "yes" : "NO"),
+        ]
+    }
+
+    /// Whether the endurance targets were met.
+    var enduranceMet: Bool { costRatio <= 1.5 && abs(growthAfterLogFull) <= 10 }
 
     /// Runs the load; the receiver waits at most `deadline` seconds for the last notification.
     static func run(binary: String, count: Int, deadline: Double) throws -> NotificationLoad {
@@ -47,30 +89,49 @@ struct NotificationLoad {
             throw ServerProcess.Failure(description: "native sign-in for the notification load failed")
         }
         usleep(200_000)
+        let half = max(1, count / 2)
+        let blockSize = max(1, min(10_000, half / 5))
         let idle = server.residentMiB
-        let first = try batch(count: count, connection: connection, receiver: receiver, deadline: deadline)
+        var blocks: [BlockCost] = []
+        var residentLogFull = 0.0
+        let first = try batch(count: half, blockSize: blockSize, connection: connection, receiver: receiver, server: server, deadline: deadline) { cost in
+            if blocks.isEmpty { residentLogFull = server.residentMiB }
+            blocks.append(cost)
+        }
         let logged = server.residentMiB
         guard try connection.exchange(Array("DELETE /__mock/notifications HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)).status == 200 else {
             throw ServerProcess.Failure(description: "clearing the delivery log failed")
         }
         usleep(200_000)
         let before = server.residentMiB
-        let second = try batch(count: count, connection: connection, receiver: receiver, deadline: deadline)
+        let second = try batch(count: half, blockSize: blockSize, connection: connection, receiver: receiver, server: server, deadline: deadline) {
+            blocks.append($0)
+        }
         let percentiles = Percentiles(second.latencies)
         return NotificationLoad(sent: first.sent + second.sent, delivered: first.latencies.count + second.latencies.count,
                                 p50: percentiles.value(0.5), p99: percentiles.value(0.99),
-                                residentIdle: idle, residentLogged: logged, residentBefore: before, residentAfter: server.residentMiB)
+                                residentIdle: idle, residentLogged: logged, residentBefore: before, residentAfter: server.residentMiB,
+                                blockSize: blockSize, firstBlock: blocks.first ?? BlockCost(cpuMicroseconds: 0, wallMicroseconds: 0),
+                                lastBlock: blocks.last ?? BlockCost(cpuMicroseconds: 0, wallMicroseconds: 0), residentLogFull: residentLogFull)
     }
 
-    /// Sends `count` events and waits for their notifications: how many were accepted, and the
-    /// latencies of those that arrived.
-    private static func batch(count: Int, connection: RawConnection, receiver: Receiver, deadline: Double) throws -> (sent: Int, latencies: [Double]) {
+    /// Sends `count` events in blocks of `blockSize`, reporting each full block's cost, and waits
+    /// for their notifications: how many were accepted, and the latencies of those that arrived.
+    private static func batch(count: Int, blockSize: Int, connection: RawConnection, receiver: Receiver, server: ServerProcess,
+                              deadline: Double, block: (BlockCost) -> Void) throws -> (sent: Int, latencies: [Double]) {
         receiver.reset()
         var failures = 0
+        var blockStart = (cpu: server.cpuSeconds, wall: Date())
         for index in 0..<count {
             let type = index % 2 == 0 ? "email-disabled" : "email-enabled"
             let body = #"{"type":"\#(type)","user":"bob","client_id":"com.example.app"}"#
             if try connection.exchange(request("/__mock/events", body)).status != 202 { failures += 1 }
+            if (index + 1) % blockSize == 0 {
+                let now = (cpu: server.cpuSeconds, wall: Date())
+                block(BlockCost(cpuMicroseconds: (now.cpu - blockStart.cpu) * 1e6 / Double(blockSize),
+                                wallMicroseconds: now.wall.timeIntervalSince(blockStart.wall) * 1e6 / Double(blockSize)))
+                blockStart = now
+            }
         }
         let latencies = receiver.await(count: count - failures, seconds: deadline)
         usleep(200_000)

@@ -50,6 +50,22 @@ final class CLITests: XCTestCase {
         }
     }
 
+    func testServe_ExitsTwoNamingTheFile_WhenTheCertificateChainHasElevenCertificates() throws {
+        let directory = NSTemporaryDirectory() + "cli-tls-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        XCTAssertEqual(try CLIProcess.run(["tls", "generate", "--out", directory]).status, 0)
+        let chain = try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)
+        let ca = try String(contentsOfFile: directory + "/ca.pem", encoding: .utf8)
+        try (chain + String(repeating: ca, count: 9)).write(toFile: directory + "/long.pem", atomically: true, encoding: .utf8)
+        let refused = try CLIProcess.run(["--port", "0", "--tls-cert", directory + "/long.pem", "--tls-key", directory + "/key.pem"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").first.map(String.init),
+                       "appleid-mock: TLS: certificate file \(directory)/long.pem: 11 certificates, more than 10 (clients refuse long chains)")
+        // The twin: the generated 2-certificate chain serves.
+        let server = try CLIProcess.Server(["--port", "0", "--tls-cert", directory + "/cert.pem", "--tls-key", directory + "/key.pem"])
+        XCTAssertEqual(server.stop().status, 0)
+    }
+
     func testServe_RejectsInvalidScenarioFileNamingThePath() throws {
         let file = NSTemporaryDirectory() + "scenario-\(UUID().uuidString).json"
         try #"{"teams":[],"users":[{"id":"x","email":"nope"}]}"#.write(toFile: file, atomically: true, encoding: .utf8)

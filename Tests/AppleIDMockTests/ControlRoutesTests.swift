@@ -205,6 +205,10 @@ final class ControlRoutesTests: XCTestCase {
             (#"{"set":1893456000}"#, #"{"error":"expected a string","field":"set"}"#),
             (#"{"set":"2200-01-01T00:00:00Z"}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"set"}"#),
             (#"{"advance":-1700000001}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"advance"}"#),
+            // Before the epoch by a minute: the field at fault is set (probe N14), also beside a fine advance.
+            (#"{"set":"1970-01-01T00:00:00+00:01"}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"set"}"#),
+            (#"{"set":"1970-01-01T00:00:00+00:01","advance":120}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"set"}"#),
+            (#"{"set":"1970-01-01T00:01:00Z","advance":-120}"#, #"{"error":"the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z","field":"advance"}"#),
             (#"{"freeze":"yes"}"#, #"{"error":"expected true or false","field":"freeze"}"#),
             (#"{}"#, #"{"error":"expected one of advance, set, freeze","field":null}"#),
             (#"{"speed":2}"#, #"{"error":"unknown field (expected one of: advance, set, freeze)","field":"speed"}"#),
@@ -483,6 +487,22 @@ final class ControlRoutesTests: XCTestCase {
         XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", id])
         // Twin: the same user with every field right is accepted.
         XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","real_user_status":0}"#).status, 201)
+    }
+
+    func testUsersRoute_RefusesIdsShapedLikeASub_AndEmailsWithControlCharacters() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        // alice's sub as an id would shadow her in every lookup by user (probe N13).
+        let aliceSub = teamSub("alice")
+        assertControl(try server.postJSON("/__mock/users", #"{"id":"\#(aliceSub)","email":"impostor@example.com"}"#), 400,
+                      #"{"error":"expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)","field":"id"}"#)
+        for email in [#"a\u0000b@example.com"#, #"a\tb@c"#, #"a\r\nb@example.com"#, #"a@example.com\r\n"#, #"a\u007fb@example.com"#] {
+            assertControl(try server.postJSON("/__mock/users", #"{"id":"erin","email":"\#(email)"}"#), 400,
+                          #"{"error":"expected an email address","field":"email"}"#)
+        }
+        // The twins: an id with the same parts but another shape, and a plain email.
+        XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"\#(aliceSub).x","email":"erin@example.com"}"#).status, 201)
+        XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin+tag@example.com"}"#).status, 201)
     }
 
     func testUsersRoute_RuntimeUserGetsUserJSONOnFirstAuthorizationOnly() throws {

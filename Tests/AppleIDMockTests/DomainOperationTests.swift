@@ -425,6 +425,21 @@ final class DomainOperationTests: XCTestCase {
         XCTAssertEqual(assertThrows(try redeem(domain, late)) as? OAuthError, .codeExpired)
     }
 
+    func testTokenAuthorizationCode_IsExpired_WhenIssuedAfterNow_AfterTheClockMovedBack() throws {
+        // Probe N14: a code issued at the later time redeemed, its id_token's auth_time after its iat.
+        let domain = try makeDomain()
+        let future = try XCTUnwrap(try approve(domain)["code"])
+        try domain.clock.advance(by: -31_536_000)
+        XCTAssertEqual(assertThrows(try redeem(domain, future)) as? OAuthError, .codeExpired)
+        // The twin: a code issued at the earlier time, and the clock back where it was, redeems
+        // with auth_time no later than iat.
+        let now = try XCTUnwrap(try approve(domain, user: "bob")["code"])
+        try domain.clock.advance(by: 60)
+        let answer = try redeem(domain, now)
+        let claims = try verifiedClaims(domain, answer["id_token"]?.stringValue)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(claims["auth_time"]?.intValue), try XCTUnwrap(claims["iat"]?.intValue))
+    }
+
     // MARK: - Reset
 
     func testReset_ReturnsToTheScenariosInitialState_AndReportsIt() throws {

@@ -1,5 +1,6 @@
 @testable import AppleIDMock
 import JOSE
+@testable import MiniHTTP
 import XCTest
 
 final class ScenarioLoaderTests: XCTestCase {
@@ -134,6 +135,52 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(found.count, 1)
         XCTAssertTrue(found[0].hasPrefix("$: invalid JSON: line 1, column 12"), found[0])
         XCTAssertEqual(problems(Array("[]".utf8)), ["$: expected an object, found an array"])
+    }
+
+    func testScenario_RefusesNotificationURLsTheSenderRefuses_NamingThePath() throws {
+        let refused = ["http://user:pw@127.0.0.1:9/x", "http://127.0.0.1:0/", "http://127.0.0.1:65536/", "http://localhost:9/#frag",
+                       "http://127.0.0.1:9\\@evil.example/", "http://127.0.0.1:9/x\\y", "http://127.0.0.1:9/x\u{e9}", "http://%31%32%37.0.0.1:9/"]
+        for url in refused {
+            XCTAssertEqual(problems(editing(["teams", 0, "notification_url"], .string(url))).first?.hasPrefix("teams[0].notification_url: expected"), true, url)
+            XCTAssertNil(try? HTTPClient.Target(url), "the sender refuses \(url) too")
+        }
+        // The twins: what the sender takes, the loader takes (schemes are case-insensitive).
+        for url in ["HTTP://127.0.0.1:9/x", "https://receiver.example:8443/apple?x=1", "http://[::1]:9/n"] {
+            XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["teams", 0, "notification_url"], .string(url))))), url)
+            XCTAssertNotNil(try? HTTPClient.Target(url), url)
+        }
+    }
+
+    func testScenario_RefusesUserIdsShapedLikeASub_AndEmailsWithControlCharacters_NamingThePath() throws {
+        XCTAssertEqual(problems(editing(["users", 1, "id"], .string(teamSub("alice")))),
+                       ["users[1].id: expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)"])
+        for email in ["a\u{0}b@example.com", "a\tb@c", "a\r\nb@example.com", "a@example.com\n"] {
+            XCTAssertEqual(problems(editing(["users", 1, "email"], .string(email))), ["users[1].email: expected an email address"], email)
+        }
+        // The twins.
+        XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["users", 1, "id"], .string("923363.bob.6945"))))))
+        XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["users", 1, "email"], .string("bob+tag@example.com"))))))
+    }
+
+    func testScenario_RefusesRedirectURIsWithNonASCIIBackslashOrBadPort_NamingThePath() throws {
+        let path = "teams[0].clients[1].redirect_uris[0]"
+        for uri in ["https://a.example/x\u{2028}y", "https://a.example/\u{85}x", "http://a.example/\u{a0}x", "https://a.example/\u{fc}n\u{ef}",
+                    "https://a.example/x\\y", "https://a.example:99999/", "https://a.example:0/"] {
+            XCTAssertEqual(problems(editing(["teams", 0, "clients", 1, "redirect_uris", 0], .string(uri))).first?.hasPrefix(path + ": expected"), true, uri)
+        }
+        // The twins: ASCII, percent-encoded, a port in range.
+        for uri in ["https://a.example/%C3%BCn%C3%AF", "https://a.example:65535/cb?x=1", "http://localhost:3000/callback", "http://[::1]:3000/cb"] {
+            XCTAssertNoThrow(try Scenario.load(json: JSONWriter.compact(.object(editing(["teams", 0, "clients", 1, "redirect_uris", 0], .string(uri))))), uri)
+        }
+    }
+
+    func testAuthorizeLocation_PercentEncodesNonASCII_OfARedirectURIMadeInCode() {
+        // A scenario built in Swift is not checked by the loader: Location still carries ASCII only.
+        let delivery = Delivery(responseMode: "query", redirectURI: "https://a.example/\u{fc}\u{2028}x", parameters: [("code", "c"), ("state", "s")])
+        XCTAssertEqual(AuthorizePages.location(delivery), "https://a.example/%C3%BC%E2%80%A8x?code=c&state=s")
+        // The twin: an ASCII URI is written as it is.
+        let ascii = Delivery(responseMode: "fragment", redirectURI: "https://a.example/%C3%BC?x=1", parameters: [("code", "c")])
+        XCTAssertEqual(AuthorizePages.location(ascii), "https://a.example/%C3%BC?x=1#code=c")
     }
 }
 

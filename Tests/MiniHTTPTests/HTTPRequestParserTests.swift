@@ -476,4 +476,29 @@ final class HTTPRequestParserTests: XCTestCase {
         XCTAssertEqual(try parser.next()?.body.count, 48)
         XCTAssertEqual(parser.pendingBodyBytes, 0)
     }
+
+    func testBufferedBodyBytes_CountsArrivedBytes_NotTheDeclaredLength() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n".utf8))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.bufferedBodyBytes, 0, "a declared length is not memory")
+        parser.append([UInt8](repeating: 97, count: 1200))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.bufferedBodyBytes, 1200)
+        parser.append([UInt8](repeating: 97, count: 3800) + Array("GET / HTTP/1.1\r\n".utf8))
+        XCTAssertEqual(parser.bufferedBodyBytes, 5000, "pipelined bytes after the body are not body")
+        XCTAssertEqual(try parser.next()?.body.count, 5000)
+        XCTAssertEqual(parser.bufferedBodyBytes, 0)
+    }
+
+    func testBufferedBodyBytes_CountsChunkedBytes_AsTheyArrive() throws {
+        var parser = HTTPRequestParser()
+        parser.append(Array((Self.chunkedHead + "FFFFF\r\n").utf8))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.bufferedBodyBytes, 0, "a chunk size line is not memory")
+        XCTAssertEqual(parser.pendingBodyBytes, 0xFFFFF)
+        parser.append(Array("abc".utf8))
+        XCTAssertNil(try parser.next())
+        XCTAssertEqual(parser.bufferedBodyBytes, 3)
+    }
 }

@@ -122,6 +122,30 @@ final class ServerTLSTests: XCTestCase {
         XCTAssertNoThrow(try TLSServerContext(certificateChain: Self.files.chain, privateKey: Self.files.key))
     }
 
+    func testContext_RefusesChainFiles_WithMoreThanTenCertificatesOrOver64KiB() throws {
+        let authority = try TestCertificateAuthority(names: ["localhost"])
+        let key = Self.files.directory + "/chain-key.pem"
+        FileManager.default.createFile(atPath: key, contents: Data(authority.keyPEM.utf8))
+        func chain(_ name: String, _ text: String) -> String {
+            let path = Self.files.directory + "/" + name
+            FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            return path
+        }
+        // Leaf + CA is 2 certificates; nine more CA copies make 11, eight make 10.
+        let eleven = chain("eleven.pem", authority.chainPEM + String(repeating: authority.caPEM, count: 9))
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: eleven, privateKey: key) },
+                       "certificate file \(eleven): 11 certificates, more than 10 (clients refuse long chains)")
+        // Text outside PEM blocks is ignored by OpenSSL: a 2-certificate file padded past 64 KiB.
+        let padded = chain("padded.pem", authority.chainPEM + String(repeating: "# padding\n", count: 6600))
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: padded, privateKey: key) },
+                       "certificate file \(padded): over 65536 bytes")
+        // The twins: 10 certificates, and 2 with padding under 64 KiB, load.
+        let ten = chain("ten.pem", authority.chainPEM + String(repeating: authority.caPEM, count: 8))
+        XCTAssertNoThrow(try TLSServerContext(certificateChain: ten, privateKey: key))
+        let small = chain("small.pem", authority.chainPEM + String(repeating: "# padding\n", count: 100))
+        XCTAssertNoThrow(try TLSServerContext(certificateChain: small, privateKey: key))
+    }
+
     func testTestCertificateAuthority_RefusesNamesThatAreNeitherAddressesNorDNSNames() {
         XCTAssertThrowsError(try TestCertificateAuthority(names: ["bad name"]))
         XCTAssertThrowsError(try TestCertificateAuthority(names: []))

@@ -49,7 +49,10 @@ struct ClockEndpoint: Sendable {
             try domain.state.moveClock(changes)
         } catch {
             // All changes or none: find the one that leaves the range, for the message's field.
-            let field = changes.contains { if case .set(let instant) = $0 { Double(MockClock.representable.upperBound) < instant } else { false } } ? "set" : "advance"
+            let field = changes.contains { change in
+                guard case .set(let instant) = change else { return false }
+                return instant < Double(MockClock.representable.lowerBound) || Double(MockClock.representable.upperBound) < instant
+            } ? "set" : "advance"
             throw ControlRequest.Failure(message: "the clock stays within 1970-01-01T00:00:00Z and \(RFC3339.format(MockClock.representable.upperBound))", field: field)
         }
         return ControlResponse.json(.object(Self.json(domain.state)))

@@ -101,16 +101,20 @@ public final class MockState: Sendable {
 
     // MARK: - Notifications
 
-    /// Called (outside the lock) after every operation; the deliverer uses it to wake up.
-    private let outboxListener = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Called (outside the lock) after every operation; the deliverer uses it to wake up. Boxed
+    /// in a class: a bare closure read out of a `Mutex` through `withLock { $0 }` is written
+    /// back re-abstracted, two thunks deeper per read, until calling it overflows the stack
+    /// (probe N1). A class reference comes out as it went in.
+    private let outboxListener = Mutex<OutboxListener?>(nil)
 
     /// Registers the one function told that the outbox may hold notifications.
     public func onOutbox(_ listener: @escaping @Sendable () -> Void) {
-        outboxListener.withLock { $0 = listener }
+        let box = OutboxListener(listener)
+        outboxListener.withLock { $0 = box }
     }
 
     private func notifyOutbox() {
-        outboxListener.withLock { $0 }?()
+        outboxListener.withLock { $0 }?.call()
     }
 
     /// Takes every queued notification, and those that found the outbox full.

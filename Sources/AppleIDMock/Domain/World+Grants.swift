@@ -141,9 +141,21 @@ extension World {
             guard let payload = codec.decode(code), payload.kind == .code else {
                 throw .codeExpired.because("code unknown: not a code this mock issued")
             }
+            // A genuine code from the mock's future (the clock moved back since) is never "used".
+            if payload.issuedAt > now {
+                throw .codeExpired.because("code issued at mock time \(ClientSecretVerifier.time(payload.issuedAt)), after now "
+                                           + "(\(ClientSecretVerifier.time(now))): the clock moved back")
+            }
             let expiresAt = payload.issuedAt + Int64(context.scenario.lifetimes.authorizationCode)
             if now < expiresAt { throw .codeAlreadyUsed.because("code already used") }
             throw .codeExpired.because("code expired at mock time \(ClientSecretVerifier.time(now)) (exp \(ClientSecretVerifier.time(expiresAt)))")
+        }
+        // A code issued after now (the clock moved back since) is no more valid than an expired
+        // one: its id_token would have auth_time after iat (probe N14).
+        if grant.authTime > now {
+            pendingCodes[code] = nil
+            throw .codeExpired.because("code issued at mock time \(ClientSecretVerifier.time(grant.authTime)), after now "
+                                       + "(\(ClientSecretVerifier.time(now))): the clock moved back")
         }
         if now >= grant.expiresAt {
             pendingCodes[code] = nil

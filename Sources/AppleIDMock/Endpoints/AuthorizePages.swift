@@ -81,8 +81,27 @@ enum AuthorizePages {
     /// The redirect target of a query or fragment delivery.
     static func location(_ delivery: Delivery) -> String {
         let encoded = HTTPForm.encode(delivery.parameters)
-        if delivery.responseMode == "fragment" { return delivery.redirectURI + "#" + encoded }
-        return delivery.redirectURI + (delivery.redirectURI.contains("?") ? "&" : "?") + encoded
+        let uri = asciiOnly(delivery.redirectURI)
+        if delivery.responseMode == "fragment" { return uri + "#" + encoded }
+        return uri + (uri.contains("?") ? "&" : "?") + encoded
+    }
+
+    /// `uri` with every byte of 0x80 and above percent-encoded: several clients refuse non-ASCII
+    /// header bytes (probe N15). The scenario loader refuses such URIs; one built in code may still
+    /// hold them.
+    static func asciiOnly(_ uri: String) -> String {
+        guard !uri.utf8.allSatisfy({ $0 < 0x80 }) else { return uri }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(uri.utf8.count * 3)
+        for byte in uri.utf8 {
+            if byte < 0x80 {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func htmlResponse(_ html: String, status: HTTPStatus) -> HTTPResponse {

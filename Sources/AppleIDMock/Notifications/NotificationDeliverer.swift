@@ -31,9 +31,13 @@ public final class NotificationDeliverer: Sendable {
     private let retryDelays: [Int]
     private let realTime: @Sendable () -> Double
     private let log: @Sendable (String) -> Void
-    /// Starts the workers, once, when the first notification is queued: a mock that sends none
-    /// keeps no idle threads (idle memory is a benchmark target).
-    private let startWorkers = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Whether the workers were started: once, when the first notification is queued, so a mock
+    /// that sends none keeps no idle threads (idle memory is a benchmark target). A flag and two
+    /// `let`s rather than a closure kept in a lock (probe N1: reading a closure out of a `Mutex`
+    /// re-wraps it).
+    private let workersStarted = Atomic<Bool>(false)
+    private let workerCount: Int
+    private let startThread: @Sendable (String, @escaping @Sendable () -> Void) -> Void
 
     /// A deliverer for `mockState`'s outbox, with `workers` threads started by `startThread`.
     init(mockState: MockState, transport: any NotificationTransport, retryDelays: [Int], workers: Int,
@@ -44,13 +48,8 @@ public final class NotificationDeliverer: Sendable {
         self.retryDelays = retryDelays
         self.realTime = realTime
         self.log = log
-        var threads: [@Sendable () -> Void] = []
-        for index in 0..<max(1, workers) {
-            let name = "notify-\(index)"
-            threads.append { [unowned self] in startThread(name) { [self] in work() } }
-        }
-        let all = threads
-        startWorkers.withLock { $0 = { for start in all { start() } } }
+        self.workerCount = max(1, workers)
+        self.startThread = startThread
         mockState.onOutbox { [weak self] in self?.collect() }
     }
 
@@ -96,10 +95,11 @@ public final class NotificationDeliverer: Sendable {
             log("notification outbox full: \(dropped.count + uncounted) notifications dropped")
         }
         if !queued.isEmpty {
-            startWorkers.withLock { start in
-                defer { start = nil }
-                return start
-            }?()
+            if workersStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+                for index in 0..<workerCount {
+                    startThread("notify-\(index)") { [self] in work() }
+                }
+            }
             wakeup.signal()
         }
     }

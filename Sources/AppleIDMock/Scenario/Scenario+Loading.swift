@@ -77,7 +77,7 @@ extension Scenario {
                                 publicKeyPEM: reader.string(key, "public_key", at: keyPath, check: ScenarioRules.p256PublicKey))
         }
         let clients = reader.array(object, "clients", at: path, required: true).compactMap { readClient($0.0, at: $0.1, reader) }
-        let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.absoluteURL)
+        let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.notificationURL)
         return Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL)
     }
 
@@ -95,7 +95,7 @@ extension Scenario {
             return uri
         }
         let primary = reader.optionalString(object, "primary_app_id", at: path)
-        let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.absoluteURL)
+        let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.notificationURL)
         return Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary, notificationURL: notificationURL)
     }
 

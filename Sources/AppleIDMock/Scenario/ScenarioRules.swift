@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JOSE
+import MiniHTTP
 
 /// Field rules for scenario values. Each returns nil when the value is fine, else what was expected.
 public enum ScenarioRules {
@@ -22,10 +23,13 @@ public enum ScenarioRules {
             ? nil : "expected a client id (1 to 255 printable characters, no spaces)"
     }
 
-    /// A scenario user id: letters, digits, `.`, `_`, `-`.
+    /// A scenario user id: letters, digits, `.`, `_`, `-`; never in the `sub` shape, which
+    /// lookups by user would take for another user's `sub` (probe N13).
     static func userID(_ value: String) -> String? {
-        isKeyID(value) || (value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { $0 == 46 || isWordByte($0) })
-            ? nil : "expected 1 to 64 letters, digits, '.', '-' or '_'"
+        guard isKeyID(value) || (value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { $0 == 46 || isWordByte($0) }) else {
+            return "expected 1 to 64 letters, digits, '.', '-' or '_'"
+        }
+        return isSubject(value) ? "expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)" : nil
     }
 
     /// Apple's `sub` shape: `NNNNNN.<32 hex>.NNNN` (apple-reference.md §4).
@@ -36,25 +40,50 @@ public enum ScenarioRules {
             && parts[2].utf8.count == 4 && parts[2].utf8.allSatisfy { (48...57).contains($0) }
     }
 
-    /// A plausible email address: one `@` with text on both sides.
+    /// A plausible email address: one `@` with text on both sides, no space and no control
+    /// character (NUL, TAB, CR, LF, DEL, …; probe N13).
     static func email(_ value: String) -> String? {
         let parts = value.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && !value.contains(" ")
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && value.utf8.allSatisfy({ $0 > 32 && $0 != 127 })
+            && !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
             ? nil : "expected an email address"
     }
 
-    /// An absolute http or https URL with a host, and no spaces or control characters: a URL
-    /// ends up in a `Location` header (probe finding F6).
+    /// An absolute http or https URL with a host, in printable ASCII without a backslash, and a
+    /// port (when given) from 1 to 65535: a URL ends up in a `Location` header (probe findings
+    /// F6, N15); non-ASCII is written percent-encoded.
     static func absoluteURL(_ value: String) -> String? {
         guard value.utf8.count <= 2048 else { return "expected an absolute URL of at most 2048 bytes" }
         guard value.utf8.allSatisfy({ $0 > 32 && $0 != 127 }) else {
             return "expected an absolute URL without spaces or control characters"
         }
+        guard value.utf8.allSatisfy({ $0 < 128 }) else { return "expected an absolute URL in ASCII (percent-encode other characters)" }
+        guard !value.contains("\\") else { return "expected an absolute URL without '\\'" }
         guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
               let host = url.host, !host.isEmpty else {
             return "expected an absolute URL"
         }
+        if let port = explicitPort(value), !(1...65535).contains(port) { return "expected a port from 1 to 65535" }
         return nil
+    }
+
+    /// The port written in `value`'s authority (after `scheme://`), if any; -1 when it is not a number.
+    private static func explicitPort(_ value: String) -> Int? {
+        guard let start = value.firstRange(of: "://")?.upperBound else { return nil }
+        let authority = value[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostEnd = authority.lastIndex(of: "]") ?? authority.startIndex
+        guard let colon = authority[hostEnd...].lastIndex(of: ":") else { return nil }
+        let digits = authority[authority.index(after: colon)...]
+        guard !digits.isEmpty else { return nil }
+        return digits.utf8.count <= 6 ? Int(digits) ?? -1 : -1
+    }
+
+    /// A URL notifications can be sent to: the sender's own rule (`HTTPClient.isSendable`), so
+    /// that `scenario check` never passes a URL every delivery then refuses (probe N12).
+    static func notificationURL(_ value: String) -> String? {
+        if let message = absoluteURL(value) { return message }
+        return HTTPClient.isSendable(url: value)
+            ? nil : "expected an http(s) URL the sender can use: ASCII without '\\', no user info, no #fragment, a port from 1 to 65535"
     }
 
     /// Apple's own rules for return URLs (apple-reference.md §1.2): https, a domain name (no IP

@@ -1,10 +1,15 @@
 extension HTTPClient {
     /// Reads one response: the head (bounded), then the body by `Content-Length`, chunked
-    /// coding, or the close — keeping at most `maxBodyBytes` and stopping there.
+    /// coding, or the close — keeping at most `maxBodyBytes` and stopping there. Interim 1xx
+    /// answers before it (`100 Continue`, `103 Early Hints`) are skipped, at most
+    /// `maxInterimAnswers` of them (RFC 9110 §15.2; probe N12: a 100 was taken as the answer).
     struct ResponseReader {
+        /// The most interim answers skipped before the final one.
+        static let maxInterimAnswers = 5
         let maxHeadBytes: Int
         let maxBodyBytes: Int
         private var buffer: [UInt8] = []
+        private var interimAnswers = 0
         private var head: (status: Int, headers: HTTPHeaders, length: Int?, chunked: Bool)?
         private var bodyStart = 0
 
@@ -26,10 +31,15 @@ extension HTTPClient {
         /// Adds received bytes.
         mutating func append(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
             buffer.append(contentsOf: bytes)
-            guard head == nil else { return }
+            while head == nil, try parseHead() {}
+        }
+
+        /// Parses the head once it has arrived; true when it was an interim answer, now dropped,
+        /// so that the bytes after it are to be parsed as the next head.
+        private mutating func parseHead() throws(Failure) -> Bool {
             guard let end = Self.find([13, 10, 13, 10], in: buffer) else {
                 if buffer.count > maxHeadBytes { throw .malformed("head over \(maxHeadBytes) bytes") }
-                return
+                return false
             }
             guard end <= maxHeadBytes else { throw .malformed("head over \(maxHeadBytes) bytes") }
             let lines = String(decoding: buffer[0..<end], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
@@ -37,6 +47,12 @@ extension HTTPClient {
             guard parts.count >= 2, parts[0] == "HTTP/1.1" || parts[0] == "HTTP/1.0", parts[1].utf8.count == 3,
                   let status = Int(parts[1]), (100...599).contains(status) else {
                 throw .malformed("status line \"\((lines.first ?? "").prefix(60))\"")
+            }
+            if (100..<200).contains(status) {
+                interimAnswers += 1
+                guard interimAnswers <= Self.maxInterimAnswers else { throw .malformed("more than \(Self.maxInterimAnswers) interim (1xx) answers") }
+                buffer.removeFirst(end + 4)
+                return true
             }
             var headers = HTTPHeaders()
             for line in lines.dropFirst() {
@@ -49,10 +65,11 @@ extension HTTPClient {
                 guard value.utf8.count <= 15, let parsed = Int(value), parsed >= 0 else { throw .malformed("Content-Length \(value.prefix(20))") }
                 length = parsed
             }
-            // 1xx, 204 and 304 have no body.
-            if (100..<200).contains(status) || status == 204 || status == 304 { length = 0 }
+            // 204 and 304 have no body.
+            if status == 204 || status == 304 { length = 0 }
             head = (status, headers, length, chunked)
             bodyStart = end + 4
+            return false
         }
 
         /// The response as far as it arrived; a body cut short of its declared length is an error.

@@ -66,14 +66,26 @@ public struct HTTPRequestParser: Sendable {
 
     /// Body bytes the request being received will hold, as far as its framing has declared them:
     /// its Content-Length once the head is parsed; for chunked framing, the bytes decoded so far
-    /// plus the rest of the chunk being read. 0 while a head is arriving. The server reserves
-    /// this against its shared body budget before the bytes arrive.
+    /// plus the rest of the chunk being read. 0 while a head is arriving. A promise, not memory:
+    /// the server only checks it before answering `100 Continue`.
     public var pendingBodyBytes: Int {
         switch phase {
         case .head: 0
         case .fixedBody(_, let length): length
         case .chunked(_, .data(let remaining), let body): body.count + remaining
         case .chunked(_, _, let body): body.count
+        }
+    }
+
+    /// Body bytes of the request being received that are held in memory now: what arrived of a
+    /// Content-Length body (up to its length), or a chunked body's decoded bytes plus the
+    /// undecoded bytes buffered after them. 0 while a head is arriving. The server counts this
+    /// against its shared body budget as it grows (probe N2: declared lengths cost nothing).
+    public var bufferedBodyBytes: Int {
+        switch phase {
+        case .head: 0
+        case .fixedBody(_, let length): min(bufferedByteCount, length)
+        case .chunked(_, _, let body): body.count + bufferedByteCount
         }
     }
 

@@ -14,8 +14,14 @@ public final class TLSServerContext: @unchecked Sendable {
         public var description: String { message }
     }
 
-    /// The largest certificate or key file read (a chain of a few certificates is a few KiB).
+    /// The largest key file read.
     public static let maxFileBytes = 1024 * 1024
+    /// The largest certificate chain file read: OpenSSL builds the whole chain into every
+    /// handshake (probe N11: a 1 MiB chain cost 1 MB per stalled handshake), and clients refuse
+    /// a certificate message over 100 KiB anyway. A generated chain is 1.3 KB.
+    public static let maxChainBytes = 64 * 1024
+    /// The most certificates a chain file may hold, leaf included.
+    public static let maxChainCertificates = 10
 
     let context: OpaquePointer
     /// The leaf certificate's notAfter, seconds since 1970.
@@ -23,8 +29,8 @@ public final class TLSServerContext: @unchecked Sendable {
 
     /// Loads `certificateChain` (leaf first, then intermediates) and `privateKey`.
     public init(certificateChain: String, privateKey: String) throws(Failure) {
-        try Self.checkFile(certificateChain, what: "certificate")
-        try Self.checkFile(privateKey, what: "key")
+        try Self.checkFile(certificateChain, what: "certificate", maxBytes: Self.maxChainBytes)
+        try Self.checkFile(privateKey, what: "key", maxBytes: Self.maxFileBytes)
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw Failure(message: Self.drainErrors("SSL_CTX_new failed")) }
         _ = shim_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
         _ = SSL_CTX_set_options(context, shim_server_options())
@@ -33,6 +39,11 @@ public final class TLSServerContext: @unchecked Sendable {
         guard SSL_CTX_use_certificate_chain_file(context, certificateChain) == 1 else {
             SSL_CTX_free(context)
             throw Failure(message: Self.drainErrors("\(certificateChain): not a PEM certificate chain"))
+        }
+        let certificates = Int(shim_SSL_CTX_chain_count(context)) + 1
+        guard certificates > 0, certificates <= Self.maxChainCertificates else {
+            SSL_CTX_free(context)
+            throw Failure(message: "certificate file \(certificateChain): \(certificates) certificates, more than \(Self.maxChainCertificates) (clients refuse long chains)")
         }
         guard let file = BIO_new_file(privateKey, "r") else {
             SSL_CTX_free(context)
@@ -72,12 +83,12 @@ public final class TLSServerContext: @unchecked Sendable {
         SSL_CTX_free(context)
     }
 
-    /// A regular, readable file of at most `maxFileBytes`, checked before OpenSSL reads it.
-    private static func checkFile(_ path: String, what: String) throws(Failure) {
+    /// A regular, readable file of at most `maxBytes`, checked before OpenSSL reads it.
+    private static func checkFile(_ path: String, what: String, maxBytes: Int) throws(Failure) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw Failure(message: "\(what) file \(path): \(String(cString: strerror(errno)))") }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "\(what) file \(path): not a regular file") }
-        guard info.st_size <= maxFileBytes else { throw Failure(message: "\(what) file \(path): over \(maxFileBytes) bytes") }
+        guard info.st_size <= maxBytes else { throw Failure(message: "\(what) file \(path): over \(maxBytes) bytes") }
         guard access(path, R_OK) == 0 else { throw Failure(message: "\(what) file \(path): \(String(cString: strerror(errno)))") }
     }
 

@@ -35,8 +35,8 @@ final class Connection {
     var idleSince: UInt64
     var requestStarted: UInt64?
     var responseQueued: UInt64 = 0
-    /// Request-body bytes this connection holds against the server's `maxBufferedBodyBytes`,
-    /// from when a body's size is known until its response is queued or the connection closes.
+    /// Request-body bytes this connection holds against the server's `maxBufferedBodyBytes`:
+    /// grows as body bytes arrive, returned when the response is queued or the connection closes.
     private(set) var reservedBodyBytes = 0
 
     /// The TLS session on an HTTPS port; nil for plain HTTP.
@@ -204,8 +204,15 @@ final class Connection {
                     loop.close(self)
                     return
                 }
-                // Before any 100 Continue: a body that does not fit is refused before it is sent.
-                guard reserveBodyBudget(parser.pendingBodyBytes) else {
+                // Body bytes count against the budget as they arrive, never by the length a head
+                // declares (probe N2: 64 heads declaring 1 MiB each locked every POST out).
+                guard reserveBodyBudget(parser.bufferedBodyBytes) else {
+                    fail(.serviceUnavailable, now: now)
+                    return
+                }
+                // Before a 100 Continue: a declared body that cannot fit now is refused before it
+                // is sent. Only checked, not reserved.
+                if parser.isAwaitingContinue && !continueSent && !loop.core.hasRoomForBodyBytes(parser.pendingBodyBytes - reservedBodyBytes) {
                     fail(.serviceUnavailable, now: now)
                     return
                 }

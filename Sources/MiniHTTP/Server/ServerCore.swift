@@ -51,6 +51,11 @@ final class ServerCore: Sendable {
         return true
     }
 
+    /// Whether `count` more body bytes would fit the budget now (nothing is reserved).
+    func hasRoomForBodyBytes(_ count: Int) -> Bool {
+        count <= 0 || count <= configuration.maxBufferedBodyBytes - bufferedBody.load(ordering: .relaxed)
+    }
+
     /// Returns `count` body bytes to the budget.
     func releaseBodyBytes(_ count: Int) {
         guard count > 0 else { return }
