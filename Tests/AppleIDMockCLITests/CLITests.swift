@@ -1,3 +1,4 @@
+import AppleIDMock
 import Foundation
 import JOSE
 import MiniHTTPTesting
@@ -177,5 +178,18 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "a", "--client", "b", "--hide-email", "--share-email"]).status, 2)
         XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "a", "--client", "b", "--server", "nowhere"]).status, 2)
         XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "alice", "--client", "com.example.app", "--server", "http://127.0.0.1:1"]).status, 1)
+    }
+
+    func testVersion_PrintsTheOneVersion_ByFlagAndCommand() throws {
+        for arguments in [["--version"], ["version"]] {
+            let result = try CLIProcess.run(arguments)
+            XCTAssertEqual(result.status, 0, "\(arguments)")
+            XCTAssertEqual(result.stdout, "appleid-mock \(AppleIDMockVersion.current)\n")
+        }
+        XCTAssertNotNil(AppleIDMockVersion.current.range(of: #"^0\.[0-9]+\.[0-9]+$"#, options: .regularExpression))
+        // The twin: it takes no arguments.
+        let extra = try CLIProcess.run(["version", "--short"])
+        XCTAssertEqual(extra.status, 2)
+        XCTAssertEqual(extra.stderr.split(separator: "\n").first, "appleid-mock: unknown option --short")
     }
 }
