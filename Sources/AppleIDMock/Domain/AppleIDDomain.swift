@@ -55,7 +55,8 @@ public final class AppleIDDomain: Sendable {
                 throw .keys(error)
             }
             let served = ring.keys.prefix(BuiltInKeys.signing.count).map(\.keyID).joined(separator: ", ")
-            let generated = settings.count > BuiltInKeys.signing.count ? " and \(settings.count - BuiltInKeys.signing.count) fresh in-memory keys" : ""
+            let extra = settings.count - BuiltInKeys.signing.count
+            let generated = extra > 0 ? " and \(extra) fresh in-memory key\(extra == 1 ? "" : "s")" : ""
             configuration.log("no \(path) in the working directory; serving the built-in copies of its test keys (\(served))\(generated)")
         } catch {
             throw .keys(error)
