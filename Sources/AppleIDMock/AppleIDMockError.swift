@@ -1,3 +1,4 @@
+import Glibc
 import MiniHTTP
 
 /// Why the mock could not start.
@@ -16,7 +17,13 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .scenario(let error): "invalid scenario:\n\(error)"
         case .keys(let error): "signing keys: \(error)"
-        case .bind(let error): "cannot listen: \(error)"
+        case .bind(let error):
+            if let address = error.address {
+                "cannot listen on \(address): \(error.reason)"
+                    + (error.code == EADDRINUSE ? " — another process is using the port; pick another with --port" : "")
+            } else {
+                "cannot listen: \(error)"
+            }
         case .tls(let error): "TLS: \(error)"
         }
     }

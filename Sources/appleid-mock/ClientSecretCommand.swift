@@ -1,5 +1,6 @@
 import AppleIDMock
 import FoundationEssentials
+import Glibc
 import JOSE
 
 /// `appleid-mock client-secret`: mints the ES256 client_secret JWT Apple expects.
@@ -12,7 +13,8 @@ enum ClientSecretCommand {
       --scenario FILE   where the team, key id and client come from (default: built-in)
       --team TEAM_ID    the iss (default: the scenario's first team, MOCKTEAM01)
       --key-id KEY_ID   the kid (default: the team's first developer key, MOCKKEY001)
-      --key FILE.p8     the private key (default: Keys/AuthKey_<KEY_ID>.p8)
+      --key FILE.p8     the private key (default: Keys/AuthKey_<KEY_ID>.p8; for MOCKKEY001,
+                        the built-in copy of the committed test key when that file is not there)
       --client ID       the sub (default: the team's first Services ID, com.example.web)
       --lifetime SECS   exp - iat, at most 15777000 (default 3600)
       --issued-at SECS  the iat (default: now)
@@ -38,10 +40,15 @@ enum ClientSecretCommand {
         let issuedAt = try parsed.integer("issued-at", default: Int(Date().timeIntervalSince1970), range: 0...Int(Int32.max) * 2, usage: usage)
         let keyPath = parsed.options["key"] ?? "Keys/AuthKey_\(keyID).p8"
         let pem: String
-        do {
-            pem = try BoundedFile.text(keyPath, limit: 64 * 1024)
-        } catch {
-            throw UsageError(message: "--key \(keyPath): \(error.message)", usage: usage)
+        if parsed.options["key"] == nil, access(keyPath, F_OK) != 0, let builtIn = BuiltInKeys.developerKey(keyID) {
+            // Run outside the checkout: the committed test key is built in (newcomer P5).
+            pem = builtIn
+        } else {
+            do {
+                pem = try BoundedFile.text(keyPath, limit: 64 * 1024)
+            } catch {
+                throw UsageError(message: "--key \(keyPath): \(error.message)", usage: usage)
+            }
         }
         let key: P256PrivateKey
         do { key = try P256PrivateKey(pem: pem) } catch {

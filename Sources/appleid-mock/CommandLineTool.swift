@@ -23,6 +23,9 @@ enum CommandLineTool {
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
+           appleid-mock notifications listen [--port 9000]
+                                                   receive, verify and print the mock's notifications
+           appleid-mock version | --version        print the version
 
     Run any command with --help for its options.
     """
@@ -30,7 +33,7 @@ enum CommandLineTool {
     /// Runs the command line; returns the exit status.
     static func run(_ arguments: [String], environment: [String: String]) -> Int32 {
         do {
-            guard let command = arguments.first, !command.hasPrefix("-") || command == "--help" || command == "-h" else {
+            guard let command = arguments.first, !command.hasPrefix("-") || ["--help", "-h", "--version"].contains(command) else {
                 return try ServeCommand.run(arguments, environment: environment)
             }
             let rest = Array(arguments.dropFirst())
@@ -45,6 +48,8 @@ enum CommandLineTool {
             case "tls": return try TLSCommand.run(rest)
             case "scenario": return try ScenarioCommand.run(rest)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
+            case "notifications": return try NotificationsCommand.run(rest, environment: environment)
+            case "version", "--version": return try VersionCommand.run(rest)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)
             default: throw UsageError(message: "unknown command \"\(command)\"", usage: usage)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import MiniHTTP
 import XCTest
 
 /// Runs the built `appleid-mock` binary as a child process.
@@ -43,6 +44,18 @@ struct CLIProcess {
                       stderr: String(decoding: stderr, as: UTF8.self))
     }
 
+    /// A loopback port nothing listens on right now (for a process that must know another's
+    /// port before either starts; the kernel hands out ephemeral ports in turn, so another
+    /// taking it in the moment between is unlikely).
+    static func unusedPort() throws -> Int {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.eventLoopCount = 1
+        let probe = try HTTPServer.start(configuration: configuration, routes: Router().build())
+        defer { probe.stop() }
+        return probe.port
+    }
+
     /// A running `serve` process whose first stdout line has been read.
     final class Server {
         let process = Process()
@@ -78,14 +91,19 @@ struct CLIProcess {
         /// The port from `listening on http://HOST:PORT`.
         var port: Int? { firstLine.split(separator: ":").last.flatMap { Int($0) } }
 
-        /// Sends `signal` and returns the exit status, the rest of stdout, and stderr.
-        @discardableResult
-        func stop(signal: Int32 = SIGTERM) -> (status: Int32, rest: String, stderr: String) {
-            kill(process.processIdentifier, signal)
+        /// Waits for the process to exit on its own; returns the exit status, the rest of stdout, and stderr.
+        func waitForExit() -> (status: Int32, rest: String, stderr: String) {
             let rest = out.fileHandleForReading.readDataToEndOfFile()
             let errors = err.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: rest, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+        }
+
+        /// Sends `signal` and returns the exit status, the rest of stdout, and stderr.
+        @discardableResult
+        func stop(signal: Int32 = SIGTERM) -> (status: Int32, rest: String, stderr: String) {
+            if process.isRunning { kill(process.processIdentifier, signal) }
+            return waitForExit()
         }
     }
 }

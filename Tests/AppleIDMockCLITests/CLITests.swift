@@ -1,3 +1,4 @@
+import AppleIDMock
 import Foundation
 import JOSE
 import MiniHTTPTesting
@@ -151,13 +152,21 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try CLIProcess.run(["keys", "bogus"]).status, 2)
     }
 
-    func testServe_StartsWithFreshInMemoryKeys_WhenRunOutsideTheRepository() throws {
-        let server = try CLIProcess.Server(["--port", "0"], directory: NSTemporaryDirectory())
+    func testServe_OutsideTheRepository_ServesTheBuiltInKeys_AndFreshOnesBeyondThem() throws {
+        let file = NSTemporaryDirectory() + "four-keys-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var scenario = Scenario.default
+        scenario.signingKeys.count = 4
+        try scenario.prettyJSON.write(toFile: file, atomically: true, encoding: .utf8)
+        let server = try CLIProcess.Server(["--port", "0", "--scenario", file], directory: NSTemporaryDirectory())
         let port = try XCTUnwrap(server.port, server.firstLine)
-        let keys = try RawHTTPClient(port: port).roundTrip("GET", "/auth/keys").text
-        XCTAssertEqual(server.stop().status, 0)
-        XCTAssertEqual(keys.components(separatedBy: "\"kty\":\"RSA\"").count - 1, 3)
-        XCTAssertFalse(keys.contains("W2ek7HdPaL"), "the committed keys live in the repository, not here")
+        let keys = try JWKSet(json: JSONParser.parse(try RawHTTPClient(port: port).roundTrip("GET", "/auth/keys").body)).keys.map(\.kid)
+        let stopped = server.stop()
+        XCTAssertEqual(stopped.status, 0)
+        XCTAssertEqual(keys.count, 4)
+        XCTAssertEqual(Set(keys).intersection(["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"]).count, 3, "\(keys)")
+        XCTAssertEqual(stopped.stderr, "appleid-mock: no Keys/signing in the working directory; serving the built-in copies of its test keys"
+                       + " (W2ek7HdPaL, Ymq4vB9xTz, r8TcNf3QsJ) and 1 fresh in-memory key\n")
     }
 
     func testSignIn_PrintsNativeCredentialFromARunningMock_FirstTimeWithNameAndEmail() throws {
@@ -193,5 +202,18 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "a", "--client", "b", "--hide-email", "--share-email"]).status, 2)
         XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "a", "--client", "b", "--server", "nowhere"]).status, 2)
         XCTAssertEqual(try CLIProcess.run(["sign-in", "--user", "alice", "--client", "com.example.app", "--server", "http://127.0.0.1:1"]).status, 1)
+    }
+
+    func testVersion_PrintsTheOneVersion_ByFlagAndCommand() throws {
+        for arguments in [["--version"], ["version"]] {
+            let result = try CLIProcess.run(arguments)
+            XCTAssertEqual(result.status, 0, "\(arguments)")
+            XCTAssertEqual(result.stdout, "appleid-mock \(AppleIDMockVersion.current)\n")
+        }
+        XCTAssertNotNil(AppleIDMockVersion.current.range(of: #"^0\.[0-9]+\.[0-9]+$"#, options: .regularExpression))
+        // The twin: it takes no arguments.
+        let extra = try CLIProcess.run(["version", "--short"])
+        XCTAssertEqual(extra.status, 2)
+        XCTAssertEqual(extra.stderr.split(separator: "\n").first, "appleid-mock: unknown option --short")
     }
 }

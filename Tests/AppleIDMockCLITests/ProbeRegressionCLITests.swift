@@ -24,15 +24,16 @@ final class ProbeRegressionCLITests: XCTestCase {
         XCTAssertEqual(server.stop().status, 0)
     }
 
-    /// F9: only the built-in default falls back to generated keys, and it says so; a scenario
-    /// naming a missing directory fails `scenario check` and `serve` with exit 2.
+    /// F9: only the built-in default falls back (to the built-in copies of the committed keys,
+    /// since N9), and it says so; a scenario naming a missing directory fails `scenario check`
+    /// and `serve` with exit 2.
     func testKeysFallback_SpeaksForTheDefault_AndANamedMissingDirectoryFails_F9() throws {
         let server = try CLIProcess.Server(["--port", "0"], directory: NSTemporaryDirectory())
         XCTAssertNotNil(server.port, server.firstLine)
         let stopped = server.stop()
         XCTAssertEqual(stopped.status, 0)
         XCTAssertEqual(stopped.stderr,
-                       "appleid-mock: no signing keys at Keys/signing (relative to the working directory); serving 3 fresh in-memory keys\n")
+                       "appleid-mock: no Keys/signing in the working directory; serving the built-in copies of its test keys (W2ek7HdPaL, Ymq4vB9xTz, r8TcNf3QsJ)\n")
 
         let file = NSTemporaryDirectory() + "probe-f9-cli-\(UUID().uuidString).json"
         defer { try? FileManager.default.removeItem(atPath: file) }

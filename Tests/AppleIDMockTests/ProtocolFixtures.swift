@@ -213,6 +213,7 @@ extension AppleIDMockServer {
     }
 
     /// Redeems a fresh web code; returns the token answer (fails the test unless 200).
+    @discardableResult
     func webTokens(user: String = "alice", file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
         let response = try redeem(try webCode(user: user, file: file, line: line))
         XCTAssertEqual(response.status, 200, response.text, file: file, line: line)

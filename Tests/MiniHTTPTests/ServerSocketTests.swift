@@ -13,13 +13,22 @@ final class ServerSocketTests: XCTestCase {
         XCTAssertEqual(try ServerFixture.client(server).roundTrip("GET", "/hello").text, "hi")
     }
 
-    func testBind_Throws_WhenPortAlreadyInUse() throws {
+    func testBind_Throws_WhenPortAlreadyInUse_NamingTheAddress() throws {
         let first = try ServerFixture.start()
         defer { first.stop() }
         var configuration = ServerFixture.relaxed
         configuration.port = first.port
         XCTAssertThrowsError(try ServerFixture.start(configuration)) { error in
-            XCTAssertEqual(error as? SocketError, SocketError(call: "bind", code: EADDRINUSE))
+            XCTAssertEqual(error as? SocketError, SocketError(call: "bind", code: EADDRINUSE, address: "127.0.0.1:\(first.port)"))
+            XCTAssertEqual("\(error)", "bind 127.0.0.1:\(first.port): Address already in use (errno \(EADDRINUSE))")
+        }
+        configuration.host = "::1"
+        configuration.port = 0
+        let v6 = try ServerFixture.start(configuration)
+        defer { v6.stop() }
+        configuration.port = v6.port
+        XCTAssertThrowsError(try ServerFixture.start(configuration)) { error in
+            XCTAssertEqual((error as? SocketError)?.address, "[::1]:\(v6.port)")
         }
     }
 

@@ -13,9 +13,9 @@ final class ServerTLSTests: XCTestCase {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let authority = try! TestCertificateAuthority(names: ["localhost", "127.0.0.1", "::1"])
         let paths = (directory, directory + "/ca.pem", directory + "/cert.pem", directory + "/key.pem")
-        FileManager.default.createFile(atPath: paths.1, contents: Data(authority.caPEM.utf8))
-        FileManager.default.createFile(atPath: paths.2, contents: Data(authority.chainPEM.utf8))
-        FileManager.default.createFile(atPath: paths.3, contents: Data(authority.keyPEM.utf8))
+        try! Data(authority.caPEM.utf8).write(to: URL(fileURLWithPath: paths.1))
+        try! Data(authority.chainPEM.utf8).write(to: URL(fileURLWithPath: paths.2))
+        try! Data(authority.keyPEM.utf8).write(to: URL(fileURLWithPath: paths.3))
         return paths
     }()
 
@@ -49,15 +49,25 @@ final class ServerTLSTests: XCTestCase {
         XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
     }
 
-    func testPlaintextRequest_ToTheTLSPort_IsClosedWithoutAnHTTPAnswer() throws {
+    func testPlaintextRequest_ToTheTLSPort_GetsAPlain400AndTheConnectionCloses() throws {
         let server = try start()
         defer { server.stop() }
-        let plain = try ServerFixture.client(server)
-        try plain.send("GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        let answer = try plain.readAll()
-        XCTAssertFalse(String(decoding: answer, as: UTF8.self).contains("HTTP/1.1"), "no plaintext HTTP on the TLS port")
+        let expected = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 37\r\nConnection: close\r\n\r\n"
+            + "This port speaks HTTPS; use https://\n"
+        for request in ["GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n",
+                        "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello",
+                        "OPTIONS * HTTP/1.1\r\nHost: localhost\r\n\r\n"] {
+            let plain = try ServerFixture.client(server)
+            try plain.send(request)
+            XCTAssertEqual(String(decoding: try plain.readAll(), as: UTF8.self), expected, request)
+        }
+        // Bytes that are neither TLS nor a request line still fail the handshake silently.
+        let garbage = try ServerFixture.client(server)
+        try garbage.send(Array(repeating: 0xff, count: 64))
+        XCTAssertEqual(try garbage.readAll(), [])
         // The twin: the same request over TLS is answered, and the server still serves.
         XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+        XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
     }
 
     func testTLSClientHello_ToAPlainPort_GetsA400AndTheConnectionCloses() throws {
@@ -107,7 +117,7 @@ final class ServerTLSTests: XCTestCase {
     func testContext_RefusesMismatchedKeysAndUnreadableFiles() throws {
         let other = try TestCertificateAuthority(names: ["localhost"])
         let otherKey = Self.files.directory + "/other-key.pem"
-        FileManager.default.createFile(atPath: otherKey, contents: Data(other.keyPEM.utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: otherKey, contents: Data(other.keyPEM.utf8)))
         XCTAssertThrowsError(try TLSServerContext(certificateChain: Self.files.chain, privateKey: otherKey)) { error in
             XCTAssertTrue((error as? TLSServerContext.Failure)?.message.hasPrefix("\(otherKey) does not match the certificate in \(Self.files.chain)") == true,
                           "\(error)")

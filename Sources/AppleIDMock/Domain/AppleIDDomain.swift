@@ -46,14 +46,18 @@ public final class AppleIDDomain: Sendable {
                                     activeKeyID: settings.activeKeyID, random: configuration.random)
         } catch .directoryMissing(let path) where configuration.keysDirectory == nil && settings.directory == Scenario.SigningKeys.defaultDirectory {
             // Only the built-in default (relative Keys/signing, absent when run from elsewhere)
-            // falls back to fresh in-memory keys, and says so; a directory a scenario names must
-            // exist (probe finding F9).
+            // falls back, to the binary's copies of those same committed keys, and says so; any
+            // other directory a scenario names must exist (probe findings F9, N9; newcomer P5).
+            // Files there win, so a Keys/signing of one's own is still read.
             do {
-                ring = try KeyRing.load(count: settings.count, directory: nil, activeKeyID: nil, random: configuration.random)
+                ring = try KeyRing.builtIn(count: settings.count, activeKeyID: settings.activeKeyID, random: configuration.random)
             } catch {
                 throw .keys(error)
             }
-            configuration.logger(.warn)("no signing keys at \(path) (relative to the working directory); serving \(settings.count) fresh in-memory keys")
+            let served = ring.keys.prefix(BuiltInKeys.signing.count).map(\.keyID).joined(separator: ", ")
+            let extra = settings.count - BuiltInKeys.signing.count
+            let generated = extra > 0 ? " and \(extra) fresh in-memory key\(extra == 1 ? "" : "s")" : ""
+            configuration.logger(.warn)("no \(path) in the working directory; serving the built-in copies of its test keys (\(served))\(generated)")
         } catch {
             throw .keys(error)
         }

@@ -66,6 +66,16 @@ public struct KeyRing: Sendable {
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
     }
 
+    /// The built-in copies of the committed `Keys/signing` keys (`BuiltInKeys.signing`, at most
+    /// `count`, same kids and order as the files), then generated keys to make up the count.
+    public static func builtIn(count: Int, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
+        var keys = try parse(BuiltInKeys.signing.prefix(count).map { ("built-in \(Scenario.SigningKeys.defaultDirectory)/\($0.keyID).pem", $0.keyID, $0.pem) })
+        while keys.count < count {
+            keys.append(try generate(random: random))
+        }
+        return try KeyRing(keys: keys, activeKeyID: activeKeyID)
+    }
+
     /// Parses and checks each file's key, on every core at once (OpenSSL's decoders and the pair
     /// check are most of a cold start). Files were read in order before this, so an unreadable
     /// file is reported first; of the keys that do not parse, the first in file order is.

@@ -8,8 +8,9 @@ extension Scenario {
     public static let maxClients = 65_536
 
     /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
-    /// `signing_keys.directory` must name a directory that exists: only a scenario that does not
-    /// name one (the built-in default, `Keys/signing`) may fall back to generated keys.
+    /// `signing_keys.directory` must name a directory that exists, except the built-in default
+    /// `Keys/signing`, whose keys are built in (`BuiltInKeys`): what `scenario print` writes loads
+    /// from any working directory (probe finding N9).
     public static func load(path: String) throws(ScenarioError) -> Scenario {
         let bytes: [UInt8]
         do {
@@ -19,7 +20,7 @@ extension Scenario {
         }
         let scenario = try load(json: bytes)
         if case .object(let top)? = try? JSONParser.parse(bytes), case .object(let keys)? = top["signing_keys"],
-           case .string(let directory)? = keys["directory"], !BoundedFile.isDirectory(directory) {
+           case .string(let directory)? = keys["directory"], directory != SigningKeys.defaultDirectory, !BoundedFile.isDirectory(directory) {
             throw ScenarioError(path: "signing_keys.directory", message: "expected an existing directory of <kid>.pem files, found \"\(directory)\"")
         }
         return scenario

@@ -165,7 +165,9 @@ public struct Scenario: Sendable, Equatable {
     public struct SigningKeys: Sendable, Equatable {
         /// Keys published at `/auth/keys` (Apple publishes 3 to 5; §1.5).
         public var count: Int = 3
-        /// Directory of PKCS#8 PEM files named `<kid>.pem`; relative paths from the working directory.
+        /// Directory of PKCS#8 PEM files named `<kid>.pem`; relative paths from the working
+        /// directory. The default, `Keys/signing`, is built in too: without such a directory
+        /// there, the binary's copies of the committed keys are served (`BuiltInKeys`).
         public var directory: String? = SigningKeys.defaultDirectory
         /// Which key signs; nil means the first.
         public var activeKeyID: String?

@@ -17,10 +17,16 @@ final class TLSServerSession {
         case closed
         /// A protocol or socket error: the connection is unusable.
         case failed
+        /// The client opened with a plaintext HTTP request line instead of a TLS handshake;
+        /// nothing was read from the socket.
+        case plaintextHTTP
     }
 
     private let ssl: OpaquePointer
+    private let fd: Int32
     private(set) var handshakeDone = false
+    /// Whether the client's first bytes were looked at (they were a TLS record, or nothing yet).
+    private var openingChecked = false
 
     /// A session on `fd`; nil when OpenSSL cannot make one.
     init?(context: TLSServerContext, fd: Int32) {
@@ -35,14 +41,32 @@ final class TLSServerSession {
         }
         SSL_set_accept_state(ssl)
         self.ssl = ssl
+        self.fd = fd
     }
 
     deinit {
         SSL_free(ssl)
     }
 
-    /// Advances the handshake.
+    /// Advances the handshake. Before the first step it peeks at what the client sent first: a
+    /// plaintext HTTP request (`http://` to an HTTPS port) is reported as `.plaintextHTTP` so
+    /// that the connection can say so, as nginx does, rather than fail the handshake silently.
     func handshake() -> Outcome {
+        if !openingChecked {
+            var opening = [UInt8](repeating: 0, count: 8)
+            let peeked = opening.withUnsafeMutableBytes { raw in
+                Result { () throws(SocketError) -> Int in try Syscall.peek(fd, raw.baseAddress!, raw.count) }
+            }
+            let count: Int
+            switch peeked {
+            case .success(let value): count = value
+            case .failure(let error): return error.isWouldBlock ? .wantsRead : .failed
+            }
+            if count > 0 {
+                openingChecked = true
+                if Self.isPlaintextRequestLine(opening.prefix(count)) { return .plaintextHTTP }
+            }
+        }
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
@@ -71,6 +95,19 @@ final class TLSServerSession {
         ERR_clear_error()
         if handshakeDone { _ = SSL_shutdown(ssl) }
         ERR_clear_error()
+    }
+
+    /// Whether `bytes`, a connection's first bytes, begin an HTTP request line: a method token of
+    /// capital letters followed by a space (`GET `, `POST `), or only capitals so far. A TLS
+    /// connection begins with a record type (0x16 for a handshake, RFC 8446 §5.1), and an SSLv2
+    /// hello with a byte of 0x80 or more: never a capital letter.
+    static func isPlaintextRequestLine(_ bytes: some Collection<UInt8>) -> Bool {
+        guard let first = bytes.first, (0x41...0x5A).contains(first) else { return false }
+        for byte in bytes.dropFirst() {
+            if byte == 0x20 { return true }
+            guard (0x41...0x5A).contains(byte) else { return false }
+        }
+        return true
     }
 
     private func outcome(of result: Int32) -> Outcome {

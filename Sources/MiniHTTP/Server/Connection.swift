@@ -84,9 +84,13 @@ final class Connection {
         }
     }
 
+    /// What a plaintext HTTP request to the TLS port is answered, in plain HTTP, before closing.
+    static let plaintextRefusal = HTTPResponseSerializer.serialize(.text("This port speaks HTTPS; use https://\n", status: .badRequest),
+                                                                  keepAlive: false)
+
     /// Completes the TLS handshake as far as the socket allows; true once it is done. A finished
     /// handshake leaves the connection idle, as a plain one is when accepted.
-    private func handshake(now: UInt64) -> Bool {
+    private func handshake(now: UInt64, scratch: UnsafeMutableRawBufferPointer) -> Bool {
         guard let tls, !tls.handshakeDone else { return true }
         switch tls.handshake() {
         case .done:
@@ -101,9 +105,24 @@ final class Connection {
         case .closed, .failed:
             loop.close(self)
             return false
+        case .plaintextHTTP:
+            refusePlaintext(scratch: scratch)
+            return false
         }
         updateInterest()
         return false
+    }
+
+    /// Answers a plaintext request on the TLS port with a plain 400 and closes. What the client
+    /// has sent is read first (a bounded amount), so that closing does not reset the connection
+    /// over unread bytes and lose the answer; the answer fits a fresh socket's send buffer, and
+    /// if it does not go at once it is dropped with the connection.
+    private func refusePlaintext(scratch: UnsafeMutableRawBufferPointer) {
+        for _ in 0..<4 {
+            guard let count = try? Syscall.read(fd, scratch.baseAddress!, scratch.count), count == scratch.count else { break }
+        }
+        _ = Self.plaintextRefusal.withUnsafeBytes { bytes in try? Syscall.send(fd, bytes.baseAddress!, bytes.count) }
+        loop.close(self)
     }
 
     /// One read from the socket, through TLS when there is TLS: bytes read, 0 at the end of the
@@ -129,7 +148,7 @@ final class Connection {
             return nil
         case .closed:
             return 0
-        case .failed:
+        case .failed, .plaintextHTTP:
             loop.close(self)
             return nil
         }
@@ -156,7 +175,7 @@ final class Connection {
         case .wantsRead:
             tlsWants = MH_EPOLLIN
             return nil
-        case .closed, .failed:
+        case .closed, .failed, .plaintextHTTP:
             loop.close(self)
             return nil
         }
@@ -164,7 +183,7 @@ final class Connection {
 
     /// Reads what the socket has, then handles what was read.
     func readAvailable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
-        guard handshake(now: now) else { return }
+        guard handshake(now: now, scratch: scratch) else { return }
         var total = 0
         while total < 4 * scratch.count {
             guard let count = receive(into: scratch) else {

@@ -30,6 +30,7 @@ final class ListeningSocket: Sendable {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = in_port_t(UInt16(port).bigEndian)
         }
+        let address = family == AF_INET6 ? "[\(literal.hasPrefix("[") ? String(literal.dropFirst().dropLast()) : literal)]:\(port)" : "\(literal):\(port)"
         let fd = try Syscall.call("socket") {
             socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
@@ -58,6 +59,9 @@ final class ListeningSocket: Sendable {
             self.port = try Self.boundPort(fd)
         } catch {
             Syscall.close(fd)
+            // Which address could not be had is the first thing a reader needs ("in use" by what?).
+            var error = error
+            if error.call == "bind" || error.call == "listen" { error.address = address }
             throw error
         }
         self.fd = fd

@@ -26,6 +26,12 @@ enum Syscall {
         try call("read") { Glibc.read(fd, buffer, count) }
     }
 
+    /// Copies up to `count` waiting bytes into `buffer` without taking them from the socket
+    /// (`MSG_PEEK`); 0 means end of stream.
+    static func peek(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) throws(SocketError) -> Int {
+        try call("recv") { Glibc.recv(fd, buffer, count, Int32(MSG_PEEK)) }
+    }
+
     /// Sends bytes with `MSG_NOSIGNAL`, so a vanished peer is an error and never a SIGPIPE.
     static func send(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) throws(SocketError) -> Int {
         try call("send") { Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL)) }
