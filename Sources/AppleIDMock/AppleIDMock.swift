@@ -19,6 +19,8 @@ public final class AppleIDMockServer: Sendable {
     private let rotation: Task<Void, Never>?
     private let notificationGrace: Double
     private let log: @Sendable (String) -> Void
+    /// Real time in seconds since 1970, as configured (the in-process API's client secrets).
+    let realTime: @Sendable () -> Double
 
     private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String, notifications: NotificationDeliverer, rotation: Task<Void, Never>?,
                  configuration: AppleIDMockConfiguration) {
@@ -29,6 +31,7 @@ public final class AppleIDMockServer: Sendable {
         self.rotation = rotation
         notificationGrace = configuration.notificationShutdownGrace
         log = configuration.logger(.warn)
+        realTime = configuration.realTime
     }
 
     /// Loads keys, binds, and starts serving; returns once connections are accepted.

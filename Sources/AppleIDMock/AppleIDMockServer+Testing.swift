@@ -48,6 +48,18 @@ extension AppleIDMockServer {
         return Dictionary(delivery.parameters, uniquingKeysWith: { _, last in last })
     }
 
+    /// A `client_secret` for `clientID`, as a backend mints it: ES256 under the built-in test key
+    /// `MOCKKEY001` of team `MOCKTEAM01` (`Keys/AuthKey_MOCKKEY001.p8`), issued now on the clock
+    /// the mock checks it against (the mock clock, or real time under
+    /// `compatibility.client_secret_clock: "real"`), so it stays valid however far a test moved
+    /// the clock. Your backend's own secret needs its key in the scenario's `developer_keys`.
+    public func clientSecret(clientID: String, lifetime: Int = 3600) throws -> String {
+        let issuedAt = domain.scenario.compatibility.clientSecretClock == .real
+            ? Int64(realTime()) : domain.clock.seconds
+        return try ClientSecret.make(teamID: "MOCKTEAM01", keyID: BuiltInKeys.developerKeyID, clientID: clientID,
+                                     privateKey: try P256PrivateKey(pem: BuiltInKeys.developerKeyPEM), issuedAt: issuedAt, lifetime: lifetime)
+    }
+
     /// Moves the mock clock (codes, tokens, client secrets, rotations and the events timeline
     /// follow it).
     public func advanceClock(by seconds: Double) throws {

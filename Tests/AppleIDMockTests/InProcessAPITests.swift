@@ -80,4 +80,18 @@ final class InProcessAPITests: XCTestCase {
         mock.reset()
         XCTAssertNotNil(try mock.signInWeb(user: "bob", clientID: "com.example.web", redirectURI: "https://app.example.com/callback")["user"])
     }
+
+    func testClientSecret_IsAcceptedAtMockTime_AfterTheClockMovedFarAhead_AndOnlyForItsClient() throws {
+        let mock = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
+        defer { mock.stop() }
+        try mock.advanceClock(by: 400 * 86_400)
+        let native = try mock.signInNative(user: "alice", clientID: "com.example.app")
+        let wrongClient = try token(mock, ["client_id": "com.example.app", "client_secret": try mock.clientSecret(clientID: "com.example.web"),
+                                           "grant_type": "authorization_code", "code": native.authorizationCode])
+        XCTAssertEqual(wrongClient.status, 400)
+        XCTAssertEqual(wrongClient.body["error"], "invalid_client")
+        let redeemed = try token(mock, ["client_id": "com.example.app", "client_secret": try mock.clientSecret(clientID: "com.example.app"),
+                                        "grant_type": "authorization_code", "code": native.authorizationCode])
+        XCTAssertEqual(redeemed.status, 200)
+    }
 }
