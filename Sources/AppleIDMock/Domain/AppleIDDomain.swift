@@ -61,9 +61,28 @@ public final class AppleIDDomain: Sendable {
         } catch {
             throw .keys(error)
         }
+        if let directory = configuration.keysDirectory ?? settings.directory, BoundedFile.isDirectory(directory) {
+            Self.reportCountMismatch(directory: directory, ring: ring, count: settings.count, log: configuration.logger(.warn))
+        }
         let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer,
                                     random: configuration.random, codeCapacity: max(1, configuration.maxPendingCodes))
         state = MockState(context: context, ring: ring, realTime: configuration.realTime)
+    }
+
+    /// Says on the log how a keys directory whose number of files is not `signing_keys.count`
+    /// was served: topped up with keys that change at every start, or cut to the first files by
+    /// name (probe finding N8).
+    private static func reportCountMismatch(directory: String, ring: KeyRing, count: Int, log: @Sendable (String) -> Void) {
+        let names = KeyRing.keyFileNames(in: directory)
+        guard names.count != count, !names.isEmpty else { return }
+        let files = "\(directory) has \(names.count) key file\(names.count == 1 ? "" : "s") but signing_keys.count is \(count)"
+        if names.count < count {
+            let generated = ring.keys.dropFirst(names.count).map(\.keyID).joined(separator: ", ")
+            log("\(files): serving them and \(count - names.count) fresh in-memory key\(count - names.count == 1 ? "" : "s") (\(generated)), new at every start")
+        } else {
+            let ignored = names.dropFirst(count).map { String($0.dropLast(4)) }.joined(separator: ", ")
+            log("\(files): serving the first \(count) by name and ignoring \(ignored)")
+        }
     }
 
     /// The movable clock.

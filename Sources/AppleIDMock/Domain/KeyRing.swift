@@ -45,7 +45,8 @@ public struct KeyRing: Sendable {
         var keys: [SigningKey] = []
         if let directory {
             guard BoundedFile.isDirectory(directory) else { throw .directoryMissing(directory) }
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
+            let names = keyFileNames(in: directory)
+            guard !names.isEmpty else { throw .noKeyFiles(directory) }
             var files: [(path: String, keyID: String, pem: String)] = []
             for name in names.prefix(count) {
                 let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
@@ -64,6 +65,11 @@ public struct KeyRing: Sendable {
             keys.append(try generate(random: random))
         }
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
+    }
+
+    /// The `<kid>.pem` file names in `directory`, sorted (none when it cannot be read).
+    public static func keyFileNames(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
     }
 
     /// The built-in copies of the committed `Keys/signing` keys (`BuiltInKeys.signing`, at most
@@ -120,6 +126,8 @@ public enum KeyRingError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownKeyID(String)
     /// The keys directory does not exist.
     case directoryMissing(String)
+    /// The keys directory holds no `<kid>.pem` file.
+    case noKeyFiles(String)
     /// A key file could not be used.
     case unreadable(String, String)
     /// OpenSSL could not generate a key.
@@ -131,6 +139,9 @@ public enum KeyRingError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noKeys: "no signing keys"
         case .unknownKeyID(let kid): "active key id \(kid) is not among the signing keys"
         case .directoryMissing(let path): "keys directory \(path) does not exist"
+        case .noKeyFiles(let path):
+            "keys directory \(path) has no <kid>.pem files"
+                + (BoundedFile.isDirectory(path + "/signing") ? " (its signing/ folder has: pass \(path.hasSuffix("/") ? path : path + "/")signing)" : "")
         case .unreadable(let path, let why): "\(path): \(why)"
         case .generationFailed(let why): "key generation failed: \(why)"
         }

@@ -20,8 +20,15 @@ extension Scenario {
         }
         let scenario = try load(json: bytes)
         if case .object(let top)? = try? JSONParser.parse(bytes), case .object(let keys)? = top["signing_keys"],
-           case .string(let directory)? = keys["directory"], directory != SigningKeys.defaultDirectory, !BoundedFile.isDirectory(directory) {
-            throw ScenarioError(path: "signing_keys.directory", message: "expected an existing directory of <kid>.pem files, found \"\(directory)\"")
+           case .string(let directory)? = keys["directory"], directory != SigningKeys.defaultDirectory {
+            guard BoundedFile.isDirectory(directory) else {
+                throw ScenarioError(path: "signing_keys.directory", message: "expected an existing directory of <kid>.pem files, found \"\(directory)\"")
+            }
+            // A directory without key files is a slip (its parent, say), never a wish for
+            // random keys that change at every start (probe finding N8).
+            guard !KeyRing.keyFileNames(in: directory).isEmpty else {
+                throw ScenarioError(path: "signing_keys.directory", message: KeyRingError.noKeyFiles(directory).description)
+            }
         }
         return scenario
     }
