@@ -1,6 +1,6 @@
 # AppleIDMock as a container: build with the official Swift image, run on Debian slim.
 #
-#   docker build -t appleid-mock .
+#   docker build -t appleid-mock .                                 # podman: add --format docker
 #   docker run --rm -p 8080:8080 appleid-mock                      # http://localhost:8080
 #
 # HTTPS standing in for appleid.apple.com: see docker-compose.yml.
@@ -9,14 +9,20 @@
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libssl-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# SwiftPM loads every target Package.swift declares before building one product, so the test
+# targets' folders must be here too, or it refuses the package ("Source files for target
+# MiniHTTPTests should be located under 'Tests/MiniHTTPTests'"). scripts/oci-check builds this
+# file from its real context, so a missing folder fails the tests.
 COPY Package.swift ./
 COPY Sources ./Sources
+COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --product appleid-mock \
  && install -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
 
 # ---- runtime: what the binary links (libssl3; libstdc++6 and libgcc-s1 are in every Debian
-# root) and the CA store for https notification receivers. scripts/image-check builds this
-# stage's root with debootstrap from the same release and packages and runs the binary in it.
+# root) and the CA store for https notification receivers. scripts/oci-check builds and runs
+# the image with podman (`podman build --format docker`: podman's default OCI format drops
+# HEALTHCHECK).
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends libssl3 ca-certificates && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 appleid-mock \

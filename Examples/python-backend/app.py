@@ -13,6 +13,7 @@ Routes
   POST /apple/notifications Apple's server-to-server notifications, verified and acted on
   GET  /users/{sub}         what this backend knows about a user
 """
+import html
 import json
 import os
 import secrets
@@ -27,7 +28,10 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 APPLE = "https://appleid.apple.com"
-AUTHORIZE_URL = f"{APPLE}/auth/authorize"
+# Where the user's browser is sent to sign in. Apple's, unless the browser reaches Apple (or the
+# mock) under another name than this backend does: docker-compose.yml sets the mock's published
+# https://localhost:8443/auth/authorize, since appleid.apple.com is the mock only inside its network.
+AUTHORIZE_URL = os.environ.get("APPLE_AUTHORIZE_URL", f"{APPLE}/auth/authorize")
 TOKEN_URL = f"{APPLE}/auth/token"
 KEYS_URL = f"{APPLE}/auth/keys"
 
@@ -98,7 +102,7 @@ async def home(request):
                                     "response_mode": "form_post", "scope": "name email", "state": state, "nonce": nonce})
     if request.query_params.get("redirect") == "0":
         return JSONResponse({"authorize_url": f"{AUTHORIZE_URL}?{query}"})
-    return HTMLResponse(f'<a href="{AUTHORIZE_URL}?{query}">Sign in with Apple</a>')
+    return HTMLResponse(f'<a href="{html.escape(f"{AUTHORIZE_URL}?{query}")}">Sign in with Apple</a>')
 
 
 async def callback(request):

@@ -5,7 +5,7 @@ import MiniHTTP
 /// appleid.apple.com over HTTPS.
 enum TLSCommand {
     static let usage = """
-    usage: appleid-mock tls generate --out DIR [--name NAME]... [--days N] [--force]
+    usage: appleid-mock tls generate --out DIR [--name NAME]... [--days N] [--force | --keep]
 
     Writes exactly three files to DIR (created if missing):
       ca.pem     a throwaway test CA: what clients trust (SSL_CERT_FILE, REQUESTS_CA_BUNDLE,
@@ -19,17 +19,23 @@ enum TLSCommand {
       --name NAME  one more name the certificate covers (repeatable)
       --days N     validity, 1 to 825 days (default 825)
       --force      overwrite existing files (otherwise an existing file is an error)
+      --keep       keep ca.pem, cert.pem and key.pem when all three exist (nothing is written);
+                   generate them when none exists; an error naming the files when only some
+                   exist. For a one-shot container that may run again (docker-compose.yml).
 
     The CA's key is not kept: nothing else can ever be issued under it. For tests only.
     """
 
     static func run(_ arguments: [String]) throws -> Int32 {
+        if let first = arguments.first, first == "--help" || first == "-h" || first == "help" { throw HelpRequested(usage: usage) }
         guard arguments.first == "generate" else {
             throw UsageError(message: arguments.first.map { "unknown tls command \"\($0)\"" } ?? "missing tls command (generate)", usage: usage)
         }
-        let parsed = try ParsedArguments(Array(arguments.dropFirst()), options: ["out", "name", "days"], flags: ["force"], usage: usage)
+        let parsed = try ParsedArguments(Array(arguments.dropFirst()), options: ["out", "name", "days"], flags: ["force", "keep"], usage: usage)
         try parsed.requirePositionals(0, usage: usage)
         guard let out = parsed.options["out"], !out.isEmpty else { throw UsageError(message: "--out is required", usage: usage) }
+        let force = parsed.flags.contains("force"), keep = parsed.flags.contains("keep")
+        if force && keep { throw UsageError(message: "--force and --keep exclude each other", usage: usage) }
         let days = try parsed.integer("days", default: 825, range: 1...825, usage: usage)
         var names = ["appleid.apple.com", "localhost", "127.0.0.1", "::1"]
         for name in parsed.repeated["name"] ?? [] where !names.contains(name) {
@@ -42,8 +48,23 @@ enum TLSCommand {
         } catch {
             throw UsageError(message: "--name: \(error.message)", usage: usage)
         }
-        let files = [("ca.pem", authority.caPEM, 0o644), ("cert.pem", authority.chainPEM, 0o644), ("key.pem", authority.keyPEM, 0o600)]
-        let force = parsed.flags.contains("force")
+        let fileNames = ["ca.pem", "cert.pem", "key.pem"]
+        // --keep: a one-shot container run again (compose `up` after `up`) leaves a running mock's
+        // CA as it is; a partial set is never completed, since the new files would not match.
+        if keep {
+            let present = fileNames.filter { FileManager.default.fileExists(atPath: join(out, $0)) }
+            if present.count == fileNames.count {
+                Output.out("kept \(present.map { join(out, $0) }.joined(separator: ", "))")
+                return 0
+            }
+            if !present.isEmpty {
+                let missing = fileNames.filter { !present.contains($0) }.map { join(out, $0) }
+                throw CommandFailure(message: "--keep: \(present.map { join(out, $0) }.joined(separator: ", ")) "
+                    + "\(present.count == 1 ? "exists" : "exist") but \(missing.joined(separator: ", ")) \(missing.count == 1 ? "does" : "do") not; "
+                    + "remove the rest or use --force to make all three again", status: 1)
+            }
+        }
+        let files = [(fileNames[0], authority.caPEM, 0o644), (fileNames[1], authority.chainPEM, 0o644), (fileNames[2], authority.keyPEM, 0o600)]
         if !force {
             for (name, _, _) in files where FileManager.default.fileExists(atPath: join(out, name)) {
                 throw CommandFailure(message: "\(join(out, name)) exists; refusing to overwrite (--force to replace)", status: 1)

@@ -2,12 +2,15 @@
 logins, a native login, a key rotation mid-suite, and consent revoked and account deleted
 arriving as Apple's signed notifications. Runs in order: each step builds on the last."""
 import json
+import os
 from html.parser import HTMLParser
 
 import requests
 
 BACKEND = "http://127.0.0.1:3000"
 APPLE = "https://appleid.apple.com"
+# The link the backend gives browsers (its APPLE_AUTHORIZE_URL; Apple's own unless set).
+AUTHORIZE = os.environ.get("APPLE_AUTHORIZE_URL", f"{APPLE}/auth/authorize")
 
 
 def hidden_fields(html):
@@ -30,7 +33,10 @@ def web_login(user):
     """The user's browser: the backend's link, Apple's consent page, Continue, and the form
     Apple's page posts back to the backend. Returns (what the backend answered, the posted fields)."""
     authorize = requests.get(f"{BACKEND}/?redirect=0").json()["authorize_url"]
-    assert authorize.startswith(f"{APPLE}/auth/authorize?")
+    assert authorize.startswith(f"{AUTHORIZE}?"), authorize
+    # This test's browser reaches Apple (or the mock) as appleid.apple.com, whatever name a
+    # browser elsewhere would use.
+    authorize = f"{APPLE}/auth/authorize?" + authorize.split("?", 1)[1]
     browser = requests.Session()
     consent = browser.get(authorize)
     assert consent.status_code == 200, consent.text
@@ -51,6 +57,28 @@ def notification_after(last):
 
 
 STATE = {}
+
+
+def test_home_page_links_to_the_authorize_url_with_state_and_nonce(stack):
+    class Links(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.hrefs = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "a":
+                self.hrefs.append(dict(attrs)["href"])
+
+    page = requests.get(f"{BACKEND}/")
+    links = Links()
+    links.feed(page.text)
+    assert len(links.hrefs) == 1 and links.hrefs[0].startswith(f"{AUTHORIZE}?"), page.text
+    query = dict(part.split("=", 1) for part in links.hrefs[0].split("?", 1)[1].split("&"))
+    assert {"client_id", "redirect_uri", "state", "nonce"} <= query.keys() and query["response_mode"] == "form_post"
+    # The twin: another visit gets another state.
+    again = Links()
+    again.feed(requests.get(f"{BACKEND}/").text)
+    assert again.hrefs[0] != links.hrefs[0]
 
 
 def test_first_web_login_keeps_name_and_email_a_later_one_gets_neither(stack):
