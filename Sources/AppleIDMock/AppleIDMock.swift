@@ -82,8 +82,10 @@ public final class AppleIDMockServer: Sendable {
             // next event without anyone moving it. Key generation happens here, off the I/O loops.
             rotation = Task.detached { [state = domain.state] in
                 while !Task.isCancelled {
-                    state.tick()
-                    state.advanceKeySchedule()
+                    await BlockingWork.run {
+                        state.tick()
+                        state.advanceKeySchedule()
+                    }
                     try? await Task.sleep(nanoseconds: 1_000_000_000)
                 }
             }

@@ -377,7 +377,7 @@ final class ControlRoutesTests: XCTestCase {
         XCTAssertEqual(rotated.status, 200, rotated.text)
         let kid = try XCTUnwrap(try jsonObject(rotated.body)["kid"]?.stringValue)
         XCTAssertTrue(matches(kid, "^[A-Za-z0-9]{10}$"), kid)
-        assertControl(rotated, 200, #"{"kid":"\#(kid)","previous":"W2ek7HdPaL","state":"active"}"#)
+        assertControl(rotated, 200, #"{"kid":"\#(kid)","previous":"W2ek7HdPaL","retired":[],"state":"active"}"#)
         XCTAssertEqual(try jsonObject(try server.get("/__mock/health").body)["active_kid"], .string(kid))
         XCTAssertEqual(try publishedKids(server), (Self.initialKeys + [kid]).sorted())
         XCTAssertEqual(try keyState(server, "W2ek7HdPaL"), "published")

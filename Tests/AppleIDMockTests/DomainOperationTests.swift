@@ -359,7 +359,7 @@ final class DomainOperationTests: XCTestCase {
 
     func testRotateKeys_PublishesAndActivatesAFreshKey_KeepingThePreviousPublished() throws {
         let domain = try makeDomain()
-        var rotated: (keyID: String, previous: String?)?
+        var rotated: (keyID: String, previous: String?, retired: [String])?
         let caused = try events(of: domain) { rotated = try domain.rotateKeys() }
         let step = try XCTUnwrap(rotated)
         XCTAssertEqual(step.previous, "W2ek7HdPaL")

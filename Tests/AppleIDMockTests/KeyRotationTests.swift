@@ -171,13 +171,16 @@ final class KeyRotationTests: XCTestCase {
         defer { server.stop() }
         try moveTo(server, 365 * Self.day)
         let keys = try listed(server)
-        // Steps 362 … 366 are live on day 365; step 365 signs.
-        XCTAssertEqual(keys.count, 3 + 5)
+        // Steps 362 … 366 are live on day 365; step 365 signs. Step 1 (published a day ahead, so
+        // at the start) is there too when the once-a-second tick ran before the clock moved:
+        // retired since, like the three starting keys.
+        XCTAssertTrue((3 + 5)...(3 + 1 + 5) ~= keys.count, "\(keys)")
+        XCTAssertEqual(keys.dropLast(5).map(\.state), Array(repeating: "retired", count: keys.count - 5))
         XCTAssertEqual(keys.suffix(5).map(\.state), ["published", "published", "published", "active", "published"])
         let kids = try published(server)
         XCTAssertEqual(kids.count, 5, "\(keys) \(kids)")
         XCTAssertLessThanOrEqual(try published(server).count, daily.publishedAtOnce)
-        XCTAssertEqual(try healthKid(server), keys[3 + 3].kid)
+        XCTAssertEqual(try healthKid(server), keys[keys.count - 2].kid)
     }
 
     func testRotation_MovingTheClockBack_DoesNotUndoARotation() throws {

@@ -135,10 +135,10 @@ final class ServerTLSTests: XCTestCase {
     func testContext_RefusesChainFiles_WithMoreThanTenCertificatesOrOver64KiB() throws {
         let authority = try TestCertificateAuthority(names: ["localhost"])
         let key = Self.files.directory + "/chain-key.pem"
-        FileManager.default.createFile(atPath: key, contents: Data(authority.keyPEM.utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: key, contents: Data(authority.keyPEM.utf8)))
         func chain(_ name: String, _ text: String) -> String {
             let path = Self.files.directory + "/" + name
-            FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
             return path
         }
         // Leaf + CA is 2 certificates; nine more CA copies make 11, eight make 10.

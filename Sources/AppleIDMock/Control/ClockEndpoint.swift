@@ -20,7 +20,7 @@ struct ClockEndpoint: Sendable {
     }
 
     /// Moves the clock.
-    func move(_ request: HTTPRequest) throws -> HTTPResponse {
+    func move(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["advance", "set", "freeze"])
         let freeze = try body.optionalBool("freeze")
         var changes: [MockState.ClockChange] = []
@@ -46,7 +46,8 @@ struct ClockEndpoint: Sendable {
         if freeze == false { changes.append(.freeze(false)) }
         guard !changes.isEmpty else { throw ControlRequest.Failure(message: "expected one of advance, set, freeze", field: nil) }
         do {
-            try domain.state.moveClock(changes)
+            // Moving the clock may run the rotation pattern, which generates RSA keys.
+            try await BlockingWork.run { [domain, changes] in try domain.state.moveClock(changes) }
         } catch {
             // All changes or none: find the one that leaves the range, for the message's field.
             let field = changes.contains { change in

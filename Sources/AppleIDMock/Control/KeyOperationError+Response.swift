@@ -9,9 +9,13 @@ extension KeyOperationError: HTTPResponseError {
         case .duplicate(let kid): ("a key with this kid exists already", kid, HTTPStatus(409))
         case .retiringActive(let kid): ("the key signs new tokens: activate another key before retiring it", kid, HTTPStatus(409))
         case .retired(let kid): ("the key is retired", kid, HTTPStatus(409))
+        case .tooMany(let kid, let limit):
+            ("\(limit) keys are published already, the most signing_keys.max_published allows: retire one first (rotate retires the oldest itself)",
+             kid, HTTPStatus(409))
         }
         var extra = JSONObject()
         extra["kid"] = .string(kid)
+        if case .tooMany(_, let limit) = self { extra["limit"] = .int(Int64(limit)) }
         return ControlResponse.error(message, field: "kid", status: status, extra: extra)
     }
 }

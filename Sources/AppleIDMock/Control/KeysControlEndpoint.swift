@@ -6,7 +6,8 @@ import MiniHTTP
 ///
 /// - `GET /__mock/keys` → `{"active_kid", "keys": [{"kid", "state", "published_at", "activated_at", "retired_at"}]}`
 /// - `POST /__mock/keys` `{"kid"?, "pem"?}` → 201 `{"kid", "state": "published"}` (a fresh RSA-2048 key unless `pem`)
-/// - `POST /__mock/keys/rotate` → `{"kid", "previous", "state": "active"}`: publish and activate at once
+/// - `POST /__mock/keys/rotate` → `{"kid", "previous", "retired", "state": "active"}`: publish and
+///   activate at once, retiring the oldest keys beyond `signing_keys.max_published`
 /// - `POST /__mock/keys/{kid}/activate` → `{"kid", "state": "active"}`
 /// - `DELETE /__mock/keys/{kid}` → `{"kid", "state": "retired"}`; the signing key → 409
 struct KeysControlEndpoint: Sendable {
@@ -31,18 +32,20 @@ struct KeysControlEndpoint: Sendable {
         return ControlResponse.json(.object(answer))
     }
 
-    /// Publishes a supplied or fresh key.
-    func publish(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// Publishes a supplied or fresh key (generated on `BlockingWork`'s thread).
+    func publish(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["kid", "pem"])
-        let keyID = try domain.publishKey(keyID: try body.optionalString("kid", maxBytes: 64), pem: try body.optionalString("pem", maxBytes: 64 * 1024))
+        let (kid, pem) = (try body.optionalString("kid", maxBytes: 64), try body.optionalString("pem", maxBytes: 64 * 1024))
+        let keyID = try await BlockingWork.run { [domain] in try domain.publishKey(keyID: kid, pem: pem) }
         return ControlResponse.json(.object(["kid": .string(keyID), "state": "published"]), status: HTTPStatus(201))
     }
 
-    /// Publishes a fresh key and makes it sign.
-    func rotate(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// Publishes a fresh key (generated on `BlockingWork`'s thread) and makes it sign.
+    func rotate(_ request: HTTPRequest) async throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
-        let (keyID, previous) = try domain.rotateKeys()
-        return ControlResponse.json(.object(["kid": .string(keyID), "previous": previous.map(JSONValue.string) ?? .null, "state": "active"]))
+        let (keyID, previous, retired) = try await BlockingWork.run { [domain] in try domain.rotateKeys() }
+        return ControlResponse.json(.object(["kid": .string(keyID), "previous": previous.map(JSONValue.string) ?? .null,
+                                             "retired": .array(retired.map(JSONValue.string)), "state": "active"]))
     }
 
     /// `POST …/{kid}/activate` and `DELETE …/{kid}`; nil for a path that is not a key route.

@@ -28,7 +28,7 @@ extension AppleIDDomain {
         } else {
             key = try KeyRing.generate(keyID: keyID, random: random)
         }
-        try state.perform { world, now throws(KeyOperationError) in try world.publish(key, now: now) }
+        try state.perform { world, now throws(KeyOperationError) in try world.publishWithinBound(key, now: now) }
         return key.keyID
     }
 
@@ -43,15 +43,12 @@ extension AppleIDDomain {
     }
 
     /// One step of Apple's pattern at once: a fresh key published and signing, the previous
-    /// keys still published. Returns the new kid and the one it replaced.
-    public func rotateKeys() throws -> (keyID: String, previous: String?) {
+    /// keys still published, the oldest retired beyond `signing_keys.max_published`. Returns the
+    /// new kid, the one it replaced, and the kids retired to make room.
+    public func rotateKeys() throws -> (keyID: String, previous: String?, retired: [String]) {
         let key = try KeyRing.generate(random: random)
-        return try state.perform { world, now throws(KeyOperationError) in
-            let previous = world.signingKey?.keyID
-            try world.publish(key, now: now)
-            try world.activate(key.keyID, now: now)
-            return (key.keyID, previous)
-        }.0
+        let (previous, retired) = try state.perform { world, now throws(KeyOperationError) in try world.rotate(to: key, now: now) }.0
+        return (key.keyID, previous, retired)
     }
 
     // MARK: - Users

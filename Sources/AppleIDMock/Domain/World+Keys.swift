@@ -8,6 +8,8 @@ public enum KeyOperationError: Error, Equatable, Sendable {
     case retiringActive(String)
     /// A retired key cannot come back.
     case retired(String)
+    /// As many keys as `signing_keys.max_published` are published already (probe finding N7).
+    case tooMany(String, limit: Int)
 }
 
 extension World {
@@ -17,6 +19,35 @@ extension World {
     /// The published key with this kid.
     func publishedKey(_ keyID: String) -> KeyRing.SigningKey? {
         keys.first { $0.keyID == keyID && $0.state != .retired }?.key
+    }
+
+    /// Keys at `/auth/keys` now.
+    var publishedCount: Int { keys.count { $0.state != .retired } }
+
+    /// `publish` for the control API: refused when `signing_keys.max_published` keys are
+    /// published already, so `/auth/keys` stays bounded (probe finding N7).
+    mutating func publishWithinBound(_ key: KeyRing.SigningKey, now: Int64) throws(KeyOperationError) {
+        let limit = context.scenario.signingKeys.maxPublished
+        guard !keys.contains(where: { $0.keyID == key.keyID }) else { throw .duplicate(key.keyID) }
+        guard publishedCount < limit else { throw .tooMany(key.keyID, limit: limit) }
+        try publish(key, now: now)
+    }
+
+    /// One step of Apple's pattern at once: `key` published and signing, the previous keys still
+    /// published — but never more than `signing_keys.max_published`: the oldest keys that no
+    /// longer sign are retired to make room, as Apple retires old keys. Returns the key it
+    /// replaced and the kids it retired.
+    mutating func rotate(to key: KeyRing.SigningKey, now: Int64) throws(KeyOperationError) -> (previous: String?, retired: [String]) {
+        let previous = signingKey?.keyID
+        try publish(key, now: now)
+        try activate(key.keyID, now: now)
+        var retired: [String] = []
+        let limit = context.scenario.signingKeys.maxPublished
+        while publishedCount > limit, let oldest = keys.first(where: { $0.state == .published }) {
+            try retire(oldest.keyID, now: now)
+            retired.append(oldest.keyID)
+        }
+        return (previous, retired)
     }
 
     /// Puts `key` at `/auth/keys` without signing with it.

@@ -10,6 +10,7 @@ extension Scenario {
         keys["count"] = .int(Int64(signingKeys.count))
         keys["directory"] = signingKeys.directory.map(JSONValue.string) ?? .null
         keys["active_kid"] = signingKeys.activeKeyID.map(JSONValue.string) ?? .null
+        keys["max_published"] = .int(Int64(signingKeys.maxPublished))
         if let rotation = signingKeys.rotation {
             var pattern = JSONObject()
             pattern["every"] = .int(Int64(rotation.every))

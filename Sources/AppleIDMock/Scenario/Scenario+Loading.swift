@@ -120,12 +120,15 @@ extension Scenario {
 
     private static func readSigningKeys(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys {
         let defaults = SigningKeys()
-        guard let object = reader.object(value, at: path, known: ["count", "directory", "active_kid", "rotation"]) else { return defaults }
+        guard let object = reader.object(value, at: path, known: ["count", "directory", "active_kid", "rotation", "max_published"]) else { return defaults }
         var rotation: SigningKeys.Rotation?
         if let value = object["rotation"], value != .null { rotation = readRotation(value, at: ScenarioReader.child(path, "rotation"), reader) }
-        return SigningKeys(count: reader.int(object, "count", at: path, default: defaults.count, range: 1...10),
+        let count = reader.int(object, "count", at: path, default: defaults.count, range: 1...10)
+        return SigningKeys(count: count,
                            directory: object["directory"] == nil ? defaults.directory : reader.optionalString(object, "directory", at: path),
-                           activeKeyID: reader.optionalString(object, "active_kid", at: path), rotation: rotation)
+                           activeKeyID: reader.optionalString(object, "active_kid", at: path), rotation: rotation,
+                           maxPublished: reader.int(object, "max_published", at: path, default: max(count, defaults.maxPublished),
+                                                    range: count...SigningKeys.maxPublishedLimit))
     }
 
     private static func readRotation(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys.Rotation? {

@@ -173,6 +173,15 @@ public struct Scenario: Sendable, Equatable {
         public var activeKeyID: String?
         /// Apple's rotation pattern on the mock clock, if any.
         public var rotation: Rotation?
+        /// Most keys published at once through the control API (`POST /__mock/keys` beyond it is
+        /// 409; `rotate` retires the oldest to stay within it): `/auth/keys` never grows without
+        /// bound on a long-lived mock (probe finding N7). Apple publishes 2 to 5.
+        public var maxPublished: Int = SigningKeys.defaultMaxPublished
+
+        /// The default bound on published keys.
+        public static let defaultMaxPublished = 10
+        /// The highest bound a scenario may set.
+        public static let maxPublishedLimit = 100
 
         /// Rotation as Apple does it (apple-reference.md §1.5 [O]): a new key is published
         /// `publishAhead` seconds before it starts signing, a new key signs every `every` seconds,
@@ -200,11 +209,13 @@ public struct Scenario: Sendable, Equatable {
         public static let defaultDirectory = "Keys/signing"
 
         /// The defaults.
-        public init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil, rotation: Rotation? = nil) {
+        public init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil, rotation: Rotation? = nil,
+                    maxPublished: Int = SigningKeys.defaultMaxPublished) {
             self.count = count
             self.directory = directory
             self.activeKeyID = activeKeyID
             self.rotation = rotation
+            self.maxPublished = maxPublished
         }
     }
 

@@ -1,0 +1,29 @@
+import Dispatch
+
+/// Runs blocking work — RSA key generation for `POST /__mock/keys`, rotations and clock moves that
+/// reach the rotation pattern — on one dedicated thread, off the I/O loops and off Swift's
+/// cooperative pool, so it never starves the deferred handlers that share that pool (probe
+/// finding N7: four clients rotating keys pushed `/__mock/id-token` to 0.3 s). The caller
+/// suspends until its job is done; jobs run one at a time, in order.
+enum BlockingWork {
+    private static let queue = DispatchQueue(label: "appleid-mock.blocking-work", qos: .utility)
+
+    /// Runs `body` on the dedicated thread and returns what it returned, or throws what it threw.
+    static func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            queue.async {
+                continuation.resume(with: Result { try body() })
+            }
+        }
+    }
+
+    /// Runs `body`, which cannot fail, on the dedicated thread.
+    static func run(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                body()
+                continuation.resume()
+            }
+        }
+    }
+}
