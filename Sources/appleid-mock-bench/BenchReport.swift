@@ -86,9 +86,16 @@ struct BenchReport {
                          judged(notifications.delivered == notifications.sent)])
             rows.append(["  event to receipt p50 / p99", "\(ms(notifications.p50)) / \(ms(notifications.p99))", "", "", "", ""])
             let logged = notifications.residentIdle > 0 ? (notifications.residentLogged - notifications.residentIdle) / notifications.residentIdle * 100 : 0
-            rows.append(["  memory idle -> first \(notifications.sent / 2) logged", "\(mib(notifications.residentIdle)) -> \(mib(notifications.residentLogged))",
+            rows.append(["  memory idle -> first \(notifications.sent / 2) events", "\(mib(notifications.residentIdle)) -> \(mib(notifications.residentLogged))",
                          "the log's records", String(format: "%+.1f%%", logged), "", ""])
-            rows.append(["  memory log cleared -> next \(notifications.sent / 2) logged", "\(mib(notifications.residentBefore)) -> \(mib(notifications.residentAfter))", "",
+            // Probe N1: every event used to cost more than the last, until the server crashed.
+            rows.append(["  server CPU per event, first vs last \(count(Double(notifications.blockSize)))",
+                         String(format: "%.0f us -> %.0f us", notifications.firstBlock.cpuMicroseconds, notifications.lastBlock.cpuMicroseconds),
+                         String(format: "wall %.0f -> %.0f us", notifications.firstBlock.wallMicroseconds, notifications.lastBlock.wallMicroseconds),
+                         fraction(notifications.costRatio), "<= 1.50", met(notifications.costRatio <= 1.5)])
+            rows.append(["  memory log full -> end of first batch", "\(mib(notifications.residentLogFull)) -> \(mib(notifications.residentLogged))", "",
+                         String(format: "%+.1f%%", notifications.growthAfterLogFull), "within 10%", met(abs(notifications.growthAfterLogFull) <= 10)])
+            rows.append(["  memory log cleared -> next \(notifications.sent / 2) events", "\(mib(notifications.residentBefore)) -> \(mib(notifications.residentAfter))", "",
                          String(format: "%+.1f%%", growth), "within 10%", met(abs(growth) <= 10)])
         }
         if let tls {
@@ -148,7 +155,10 @@ struct BenchReport {
             figures["notifications"] = ["sent": notifications.sent, "delivered": notifications.delivered, "p50_ms": notifications.p50,
                                         "p99_ms": notifications.p99, "rss_mib_idle": notifications.residentIdle,
                                         "rss_mib_first_batch_logged": notifications.residentLogged, "rss_mib_before": notifications.residentBefore,
-                                        "rss_mib_after": notifications.residentAfter]
+                                        "rss_mib_after": notifications.residentAfter, "block_size": notifications.blockSize,
+                                        "server_cpu_us_per_event_first_block": notifications.firstBlock.cpuMicroseconds,
+                                        "server_cpu_us_per_event_last_block": notifications.lastBlock.cpuMicroseconds,
+                                        "cost_ratio_last_to_first": notifications.costRatio, "rss_mib_log_full": notifications.residentLogFull]
         }
         if let tls {
             func wrk(_ run: WrkRun?) -> Any { run.map { ["requests_per_s": $0.requestsPerSecond, "p50_ms": $0.p50, "p99_ms": $0.p99, "errors": $0.errors] } ?? NSNull() }

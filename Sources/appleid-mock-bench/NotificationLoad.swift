@@ -51,22 +51,6 @@ struct NotificationLoad {
     /// Memory growth from the log being full to the end of the first batch, percent.
     var growthAfterLogFull: Double { residentLogFull > 0 ? (residentLogged - residentLogFull) / residentLogFull * 100 : 0 }
 
-    /// The endurance figures that `BenchReport` has no row for yet: printed under its table.
-    func enduranceLines() -> [String] {
-        let ratio = costRatio
-        let growth = growthAfterLogFull
-        return [
-            String(format: "notification cost per event, first %d vs last %d of %d: %.1f vs %.1f µs server CPU (wall %.1f vs %.1f µs), ratio %.2f, target <= 1.50: %@",
-                   blockSize, blockSize, sent, firstBlock.cpuMicroseconds, lastBlock.cpuMicroseconds, firstBlock.wallMicroseconds,
-                   lastBlock.wallMicroseconds, ratio, ratio <= 1.5 ? "yes" : "NO"),
-            String(format: "notification memory, log full -> end of first batch: %.1f -> %.1f MiB, %+.1f%%, within 10%%: %@",
-                   residentLogFull, residentLogged, growth, abs(growth) <= 10 ? "yes" : "NO"),
-        ]
-    }
-
-    /// Whether the endurance targets were met.
-    var enduranceMet: Bool { costRatio <= 1.5 && abs(growthAfterLogFull) <= 10 }
-
     /// Runs the load; the receiver waits at most `deadline` seconds for the last notification.
     static func run(binary: String, count: Int, deadline: Double) throws -> NotificationLoad {
         let receiver = try Receiver()
