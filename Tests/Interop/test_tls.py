@@ -49,8 +49,11 @@ def test_curl_reaches_appleid_apple_com_with_the_ca_and_fails_without_it(https_m
     assert len(json.loads(trusted.stdout)["keys"]) == 3
     untrusted = subprocess.run(["curl", "-sS", "--resolve", resolve, url], capture_output=True, text=True, timeout=30)
     assert untrusted.returncode == 60, untrusted.stderr  # CURLE_PEER_FAILED_VERIFICATION
-    plain = subprocess.run(["curl", "-sS", f"http://127.0.0.1:{port(https_mock)}/auth/keys"], capture_output=True, text=True, timeout=30)
-    assert plain.returncode != 0 and plain.stdout == "", "the TLS port answers no plaintext HTTP"
+    # Plain HTTP to the TLS port: a plain 400 saying so (as nginx does), never the keys.
+    plain = subprocess.run(["curl", "-sS", "-w", "%{http_code}", f"http://127.0.0.1:{port(https_mock)}/auth/keys"],
+                           capture_output=True, text=True, timeout=30)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "This port speaks HTTPS; use https://\n400", plain.stdout
 
 
 def test_tls_1_3_and_1_2_keep_alive_and_tokens_carry_apples_issuer(https_mock, tls_files):
