@@ -17,13 +17,16 @@ public final class AppleIDMockServer: Sendable {
     public let notifications: NotificationDeliverer
     /// Runs the scenario's key rotation pattern while the clock runs on real time.
     private let rotation: Task<Void, Never>?
+    /// Set when the server stops: a key catch-up on the work thread ends early.
+    private let stopping: StopFlag
     private let notificationGrace: Double
     private let log: @Sendable (String) -> Void
     /// Real time in seconds since 1970, as configured (the in-process API's client secrets).
     let realTime: @Sendable () -> Double
 
     private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String, notifications: NotificationDeliverer, rotation: Task<Void, Never>?,
-                 configuration: AppleIDMockConfiguration) {
+                 stopping: StopFlag, configuration: AppleIDMockConfiguration) {
+        self.stopping = stopping
         self.http = http
         self.domain = domain
         self.baseURL = baseURL
@@ -77,21 +80,23 @@ public final class AppleIDMockServer: Sendable {
                                         + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
         }
         var rotation: Task<Void, Never>?
+        let stopping = StopFlag()
         if configuration.scenario.signingKeys.rotation != nil || !configuration.scenario.events.isEmpty {
             // Once a second: a running clock reaches the pattern's next step and the timeline's
             // next event without anyone moving it. Key generation happens here, off the I/O loops.
-            rotation = Task.detached { [state = domain.state] in
+            rotation = Task.detached { [state = domain.state, work = domain.blockingWork, stopping] in
                 while !Task.isCancelled {
-                    await BlockingWork.run {
+                    await work.run {
                         state.tick()
-                        state.advanceKeySchedule()
+                        // On the work thread, Task.isCancelled says nothing: the server's flag does.
+                        state.advanceKeySchedule(stopping: { stopping.value.load(ordering: .relaxed) })
                     }
                     try? await Task.sleep(nanoseconds: 1_000_000_000)
                 }
             }
         }
         return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL, notifications: notifications, rotation: rotation,
-                                 configuration: configuration)
+                                 stopping: stopping, configuration: configuration)
     }
 
     /// The mock's route table over a new domain, with no socket: answer requests in memory with
@@ -113,6 +118,7 @@ public final class AppleIDMockServer: Sendable {
 
     /// Stops accepting, finishes in-flight requests; returns at once.
     public func shutdown() {
+        stopping.value.store(true, ordering: .relaxed)
         rotation?.cancel()
         http.shutdown()
     }
@@ -138,6 +144,7 @@ public final class AppleIDMockServer: Sendable {
             done.wait()
         }
         finishNotifications()
+        AppleIDMockLog.flush()
     }
 
     /// Gives queued notifications their grace period, then lists what was not delivered.

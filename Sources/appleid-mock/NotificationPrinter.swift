@@ -1,3 +1,4 @@
+import AppleIDMock
 import Dispatch
 import JOSE
 import MiniHTTP
@@ -24,10 +25,13 @@ final class NotificationPrinter: Sendable {
         do {
             notification = try verifier.verify(body: body)
         } catch {
-            Output.out(json ? Self.jsonLine(["verified": false, "reason": .string(error.reason)]) : "REJECTED \(error.reason)")
-            return .text("rejected: \(error.reason)\n", status: .badRequest)
+            // The reason quotes what the sender put in the header before any check: escaped, so
+            // no sender can forge output lines or send terminal escapes.
+            let reason = LogText.escaped(error.reason)
+            Output.out(json ? Self.jsonLine(["verified": false, "reason": .string(error.reason)]) : "REJECTED \(reason)")
+            return .text("rejected: \(reason)\n", status: .badRequest)
         }
-        Output.out(json ? Self.jsonLine(notification) : Self.textLine(notification))
+        Output.out(json ? Self.jsonLine(notification) : LogText.escaped(Self.textLine(notification)))
         let total = verified.withLock { value in
             value += 1
             return value

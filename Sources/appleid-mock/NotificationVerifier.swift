@@ -74,7 +74,8 @@ final class NotificationVerifier: Sendable {
         guard iat <= exp else { throw Rejection(reason: "exp \(exp) is before iat \(iat)") }
         let now = try mockNow()
         guard now < exp else { throw Rejection(reason: "expired: exp \(exp) is not after the mock's now \(now)") }
-        guard iat <= now + Self.issuedAtLeeway else { throw Rejection(reason: "iat \(iat) is after the mock's now \(now)") }
+        let latest = now.addingReportingOverflow(Self.issuedAtLeeway)
+        guard iat <= (latest.overflow ? Int64.max : latest.partialValue) else { throw Rejection(reason: "iat \(iat) is after the mock's now \(now)") }
     }
 
     /// The mock clock's now, in seconds.

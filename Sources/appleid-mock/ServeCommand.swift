@@ -33,7 +33,8 @@ enum ServeCommand {
       --control-token TOKEN  every /__mock route but /__mock/health then  APPLEID_MOCK_CONTROL_TOKEN
                         needs "Authorization: Bearer TOKEN" (401 otherwise; the CLI's
                         --control-token sends it). Apple's routes stay open. Set it whenever
-                        the port is reachable from other machines (--host 0.0.0.0, a container).
+                        the port is reachable from other machines (--host 0.0.0.0, a container);
+                        prefer the variable: a flag's value shows in `ps`.
 
       --notification-ca FILE  PEM CA certificates https notification     APPLEID_MOCK_NOTIFICATION_CA
                         receivers are checked against (default: the system store)

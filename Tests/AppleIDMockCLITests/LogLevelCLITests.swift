@@ -61,3 +61,25 @@ final class LogLevelCLITests: XCTestCase {
         XCTAssertTrue(help.stdout.contains("APPLEID_MOCK_LOG_LEVEL"), help.stdout)
     }
 }
+
+/// A stderr nobody reads must not stall the server (review of the reason lines): lines are
+/// written by a writer thread, never by the threads that serve requests.
+final class UnreadStderrCLITests: XCTestCase {
+    func testServe_KeepsAnswering_WhenItsStderrIsAFullPipeNobodyReads() throws {
+        // CLIProcess.Server reads stdout's first line; its stderr pipe is read only at stop().
+        let server = try CLIProcess.Server(["--port", "0"])
+        let port = try XCTUnwrap(server.port, server.firstLine)
+        let client = try RawHTTPClient(port: port, timeout: 10)
+        let form = [("Content-Type", "application/x-www-form-urlencoded")]
+        // About 80 bytes of reason line each: far past a pipe's 64 KiB.
+        for index in 0..<3_000 {
+            let refused = try client.roundTrip("POST", "/auth/token", headers: form, body: Array("client_id=com.example.app".utf8))
+            XCTAssertEqual(refused.status, 400, "request \(index)")
+            if refused.status != 400 { break }
+        }
+        XCTAssertEqual(try client.roundTrip("GET", "/__mock/health").status, 200)
+        let stopped = server.stop()
+        XCTAssertEqual(stopped.status, 0)
+        XCTAssertTrue(stopped.stderr.hasPrefix("appleid-mock: refused POST /auth/token: invalid_client — client_secret missing\n"), String(stopped.stderr.prefix(200)))
+    }
+}

@@ -91,7 +91,7 @@ final class PublishedKeysBoundTests: XCTestCase {
         let held = DispatchSemaphore(value: 0)
         let holding = DispatchSemaphore(value: 0)
         Task.detached {
-            await BlockingWork.run {
+            await server.domain.blockingWork.run {
                 holding.signal()
                 held.wait()
             }

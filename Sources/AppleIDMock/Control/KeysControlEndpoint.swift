@@ -36,14 +36,14 @@ struct KeysControlEndpoint: Sendable {
     func publish(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["kid", "pem"])
         let (kid, pem) = (try body.optionalString("kid", maxBytes: 64), try body.optionalString("pem", maxBytes: 64 * 1024))
-        let keyID = try await BlockingWork.run { [domain] in try domain.publishKey(keyID: kid, pem: pem) }
+        let keyID = try await domain.blockingWork.run { [domain] in try domain.publishKey(keyID: kid, pem: pem) }
         return ControlResponse.json(.object(["kid": .string(keyID), "state": "published"]), status: HTTPStatus(201))
     }
 
     /// Publishes a fresh key (generated on `BlockingWork`'s thread) and makes it sign.
     func rotate(_ request: HTTPRequest) async throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
-        let (keyID, previous, retired) = try await BlockingWork.run { [domain] in try domain.rotateKeys() }
+        let (keyID, previous, retired) = try await domain.blockingWork.run { [domain] in try domain.rotateKeys() }
         return ControlResponse.json(.object(["kid": .string(keyID), "previous": previous.map(JSONValue.string) ?? .null,
                                              "retired": .array(retired.map(JSONValue.string)), "state": "active"]))
     }

@@ -17,6 +17,8 @@ public final class AppleIDDomain: Sendable {
     public let clientSecrets: ClientSecretVerifier
     /// Everything that changes.
     public let state: MockState
+    /// The thread key generation, rotations and clock moves run on, off the pool.
+    let blockingWork = BlockingWork()
     /// What the domain says about what it chose on its own.
     let log: @Sendable (String) -> Void
 

@@ -212,13 +212,15 @@ public final class MockState: Sendable {
     /// Brings the keys to what the scenario's rotation pattern says now: generates the keys it
     /// needs outside the lock, then applies them in one critical section. Call after moving the
     /// clock; the server also calls it once a second for a running clock.
+    /// `stopping` cuts a long catch-up short (the server stops): by default the current task's
+    /// cancellation.
     @discardableResult
-    public func advanceKeySchedule() -> [DomainEvent] {
+    public func advanceKeySchedule(stopping: () -> Bool = { Task.isCancelled }) -> [DomainEvent] {
         let needed = read { world, now in world.scheduleNeeds(now: now) }
         guard read({ world, _ in world.schedule != nil }) else { return [] }
         var fresh: [KeyRing.SigningKey] = []
         for _ in 0..<needed {
-            guard !Task.isCancelled else { return [] }
+            guard !stopping() else { return [] }
             guard let key = try? KeyRing.generate(random: context.random) else { break }
             fresh.append(key)
         }

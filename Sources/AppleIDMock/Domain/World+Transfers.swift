@@ -15,14 +15,14 @@ extension World {
         var answer = JSONObject()
         if let transferSubject = form["transfer_sub"] {
             guard let record = transfers[transferSubject], record.toTeam == teamID else {
-                throw .invalidRequest.because("transfer_sub \(LogText.clip(transferSubject)) is not a transfer to team \(teamID)")
+                throw .invalidRequest.because("transfer_sub \(LogText.hint(transferSubject)) is not a transfer to team \(teamID)")
             }
             guard now < record.createdAt + window else {
-                throw .invalidRequest.because("transfer_sub \(LogText.clip(transferSubject)) expired at mock time "
+                throw .invalidRequest.because("transfer_sub \(LogText.hint(transferSubject)) expired at mock time "
                     + "\(ClientSecretVerifier.time(record.createdAt + window)) (transfer_window \(window) s)")
             }
             guard let account = users[record.userID], !account.deleted else {
-                throw .invalidRequest.because("the Apple Account of transfer_sub \(LogText.clip(transferSubject)) was deleted")
+                throw .invalidRequest.because("the Apple Account of transfer_sub \(LogText.hint(transferSubject)) was deleted")
             }
             answer["sub"] = .string(Identity.subject(teamID: teamID, userID: account.user.id))
             if hidEmail(userID: account.user.id, teamID: record.fromTeam) {

@@ -49,4 +49,3 @@ enum Routes {
         return router.build()
     }
 }
-

@@ -4,12 +4,13 @@ import Dispatch
 /// reach the rotation pattern — on one dedicated thread, off the I/O loops and off Swift's
 /// cooperative pool, so it never starves the deferred handlers that share that pool (probe
 /// finding N7: four clients rotating keys pushed `/__mock/id-token` to 0.3 s). The caller
-/// suspends until its job is done; jobs run one at a time, in order.
-enum BlockingWork {
-    private static let queue = DispatchQueue(label: "appleid-mock.blocking-work", qos: .utility)
+/// suspends until its job is done; jobs run one at a time, in order. Each mock has its own, so
+/// mocks in one process (a test suite) never wait for each other's keys.
+final class BlockingWork: Sendable {
+    private let queue = DispatchQueue(label: "appleid-mock.blocking-work", qos: .utility)
 
     /// Runs `body` on the dedicated thread and returns what it returned, or throws what it threw.
-    static func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
             queue.async {
                 continuation.resume(with: Result { try body() })
@@ -18,7 +19,7 @@ enum BlockingWork {
     }
 
     /// Runs `body`, which cannot fail, on the dedicated thread.
-    static func run(_ body: @escaping @Sendable () -> Void) async {
+    func run(_ body: @escaping @Sendable () -> Void) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 body()

@@ -13,6 +13,12 @@ public enum LogText {
         escaped(text, limit: valueLimit)
     }
 
+    /// The first 8 characters of a value that works as a credential (a `transfer_sub`), then `…`:
+    /// enough to tell values apart in a log, too little to use one.
+    public static func hint(_ text: some StringProtocol) -> String {
+        escaped(text.prefix(8), limit: valueLimit) + (text.count > 8 ? "…" : "")
+    }
+
     /// `text` escaped and clipped to `limit` bytes.
     public static func escaped(_ text: some StringProtocol, limit: Int = lineLimit) -> String {
         var out = String.UnicodeScalarView()

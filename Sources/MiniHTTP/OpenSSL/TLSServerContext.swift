@@ -40,8 +40,13 @@ public final class TLSServerContext: @unchecked Sendable {
             SSL_CTX_free(context)
             throw Failure(message: Self.drainErrors("\(certificateChain): not a PEM certificate chain"))
         }
-        let certificates = Int(shim_SSL_CTX_chain_count(context)) + 1
-        guard certificates > 0, certificates <= Self.maxChainCertificates else {
+        let extra = Int(shim_SSL_CTX_chain_count(context))
+        guard extra >= 0 else {
+            SSL_CTX_free(context)
+            throw Failure(message: Self.drainErrors("certificate file \(certificateChain): OpenSSL cannot list its chain"))
+        }
+        let certificates = extra + 1
+        guard certificates <= Self.maxChainCertificates else {
             SSL_CTX_free(context)
             throw Failure(message: "certificate file \(certificateChain): \(certificates) certificates, more than \(Self.maxChainCertificates) (clients refuse long chains)")
         }
