@@ -47,7 +47,7 @@ struct ClockEndpoint: Sendable {
         guard !changes.isEmpty else { throw ControlRequest.Failure(message: "expected one of advance, set, freeze", field: nil) }
         do {
             // Moving the clock may run the rotation pattern, which generates RSA keys.
-            try await domain.blockingWork.run { [domain, changes] in try domain.state.moveClock(changes) }
+            _ = try await domain.blockingWork.run { [domain, changes] in try domain.state.moveClock(changes) }
         } catch {
             // All changes or none: find the one that leaves the range, for the message's field.
             let field = changes.contains { change in
