@@ -81,10 +81,9 @@ extension AppleIDMockServer {
         guard let event = AccountEventType(name: type) else {
             throw AccountEventError(status: 400, message: "expected \(AccountEventType.names)", field: "type")
         }
-        let before = notifications.records().last?.id ?? 0
-        try domain.state.accountEvent(event, user: user, clientID: clientID)
+        let queued = try domain.state.accountEvent(event, user: user, clientID: clientID)
         notifications.collect()
-        return notifications.records(after: before).last?.id
+        return queued.last.flatMap { notifications.record(sequence: $0) }?.id
     }
 
     /// The delivery log after `after`; with `waitingUpTo` seconds, waits until one of them has

@@ -25,7 +25,7 @@ final class RefusalStderrCLITests: XCTestCase {
         // (request, Apple's body, the reason line)
         let cases: [(RawHTTPResponse, String, String)] = [
             (try token([("grant_type", "authorization_code"), ("code", bogusCode)]),
-             #"{"error":"invalid_request"}"#, "invalid_request — client_id missing"),
+             #"{"error":"invalid_client"}"#, "invalid_client — client_id missing"),
             (try token([("client_id", "com.example.nope"), ("client_secret", app), ("grant_type", "authorization_code"), ("code", bogusCode)]),
              #"{"error":"invalid_client"}"#, "invalid_client — client_id com.example.nope is not a client in the scenario"),
             (try token([("client_id", "com.example.app"), ("grant_type", "authorization_code"), ("code", bogusCode)]),
@@ -57,7 +57,7 @@ final class RefusalStderrCLITests: XCTestCase {
         XCTAssertEqual(stopped.status, 0)
         var expected = cases.map { "appleid-mock: refused POST /auth/token: \($0.2)" }
         expected.append("appleid-mock: refused GET /auth/authorize: invalid_request — redirect_uri https://evil.example/cb is not registered "
-                        + "for com.example.web (registered: https://app.example.com/callback, http://localhost:3000/callback)")
+                        + "for com.example.web (registered: https://app.example.com/callback http://localhost:3000/callback)")
         XCTAssertEqual(stopped.stderr.split(separator: "\n").map(String.init), expected)
         for (response, body, reason) in cases {
             XCTAssertEqual(response.status, 400, reason)

@@ -18,13 +18,14 @@ struct EventsEndpoint: Sendable {
         }
         let user = try body.string("user")
         let clientID = try body.string("client_id")
-        let before = notifications?.records().last?.id ?? 0
-        try domain.state.accountEvent(type, user: user, clientID: clientID)
+        // The operation names the notifications it queued: its answer is its own record, never
+        // another request's that happened at the same time (probe N3).
+        let queued = try domain.state.accountEvent(type, user: user, clientID: clientID)
         notifications?.collect()
         var answer = JSONObject()
         answer["type"] = .string(type == .accountDelete ? domain.scenario.compatibility.accountDeletionEventType : type.rawValue)
         answer["user"] = .string(user)
-        answer["notification"] = notifications?.records(after: before).last.map { .int(Int64($0.id)) } ?? .null
+        answer["notification"] = queued.last.flatMap { notifications?.record(sequence: $0) }.map { .int(Int64($0.id)) } ?? .null
         return ControlResponse.json(.object(answer), status: HTTPStatus(202))
     }
 }

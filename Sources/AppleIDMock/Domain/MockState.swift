@@ -132,15 +132,20 @@ public final class MockState: Sendable {
     /// The key that signs id_tokens now, which signs notifications too (§7).
     public var signingKey: KeyRing.SigningKey? { read { world, _ in world.signingKey } }
 
-    /// Applies an account event (§7) and queues its notification.
-    public func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) {
+    /// Applies an account event (§7) and queues its notification; returns the sequence numbers
+    /// of the notifications this event queued (none when nothing is sent), so the caller finds
+    /// its own records in the delivery log whatever else happens at the same time (probe N3).
+    @discardableResult
+    public func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) -> [UInt64] {
         guard let entry = context.clients.entry(clientID) else {
             throw AccountEventError(status: 404, message: "no client \"\(clientID)\" in the scenario", field: "client_id")
         }
-        try perform { world, now throws(AccountEventError) in
+        return try perform { world, now throws(AccountEventError) in
             guard let (userID, _) = world.resolveUser(user) else { throw AccountEventError(status: 404, message: "no user \"\(user)\"", field: "user") }
+            let before = world.notificationSequence
             try world.accountEvent(type, userID: userID, entry: entry, now: now)
-        }
+            return before < world.notificationSequence ? Array((before + 1)...world.notificationSequence) : []
+        }.0
     }
 
     // MARK: - Clock
@@ -262,9 +267,11 @@ public final class MockState: Sendable {
         perform { world, _ in
             let clock = MockClock(context.scenario.clock, real: real)
             let keysRevision = world.keysRevision
+            let notificationSequence = world.notificationSequence
             world = World(context: context, ring: ring, clock: clock, now: clock.seconds(real: real),
                           secret: context.random.bytes(32), firstConsentID: world.nextConsentID)
             world.keysRevision = keysRevision &+ 1
+            world.notificationSequence = notificationSequence
             world.emit(.reset)
         }
     }

@@ -44,6 +44,10 @@ public struct PendingNotification: Sendable, Equatable {
     public let url: String?
     /// The user it is about.
     public let userID: String
+    /// Its number among every notification the mock queued (1, 2, 3, … across resets): the
+    /// operation that queued it knows it, so it can find its own record in the delivery log
+    /// (probe finding N3).
+    public let sequence: UInt64
 
     /// The claims, read back from the payload.
     public var claims: JSONObject { Self.claims(payload) }
@@ -130,9 +134,11 @@ extension World {
         claims["jti"] = .string(context.random.hex(32))
         claims["events"] = context.scenario.compatibility.eventsClaimFormat == .string
             ? .string(String(decoding: JSONWriter.compact(.object(event)), as: UTF8.self)) : .object(event)
+        notificationSequence += 1
         let notification = PendingNotification(payload: JSONWriter.compact(.object(claims)), type: event["type"]?.stringValue ?? "",
                                                groupID: entry.groupID,
-                                               url: context.scenario.notificationURL(group: entry.groupID, team: entry.team), userID: userID)
+                                               url: context.scenario.notificationURL(group: entry.groupID, team: entry.team), userID: userID,
+                                               sequence: notificationSequence)
         if outbox.count >= Self.outboxCapacity {
             // Reported in the delivery log as dropped; beyond 1,000 only counted.
             if droppedNotifications.count < 1000 { droppedNotifications.append(notification) } else { droppedUncounted += 1 }

@@ -46,6 +46,8 @@ struct World: Sendable {
     var nextTimelineEvent = 0
     /// Notifications decided and not yet taken by the deliverer; and those that found it full.
     var outbox: [PendingNotification] = []
+    /// The sequence number of the last notification queued (carried across a reset).
+    var notificationSequence: UInt64 = 0
     var droppedNotifications: [PendingNotification] = []
     var droppedUncounted = 0
 

@@ -15,11 +15,39 @@ public protocol NotificationTransport: Sendable {
 /// on refusal, timeout or non-2xx, and keeps a bounded delivery log (apple-reference.md §7).
 public final class NotificationDeliverer: Sendable {
     private struct State {
+        /// The log, ids (and sequence numbers) ascending; `records[start...]` are live, the
+        /// prefix is dropped in batches so the oldest record leaves in O(1) amortized.
         var records: [NotificationRecord] = []
+        var start = 0
+        /// Pending records by due time: taking the next is O(log n), not a scan of the log.
+        var due = DueQueue()
         var nextID: UInt64 = 1
         var running = true
         var inFlight = 0
+
+        /// The live records.
+        var live: ArraySlice<NotificationRecord> { records[start...] }
+
+        /// The index of the first live record whose `key` is above `value` (keys ascend).
+        func firstIndex(above value: UInt64, _ key: (NotificationRecord) -> UInt64) -> Int {
+            var low = start
+            var high = records.count
+            while low < high {
+                let middle = low + (high - low) / 2
+                if key(records[middle]) <= value { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        /// The index of the live record `id`.
+        func index(of id: UInt64) -> Int? {
+            let found = firstIndex(above: id &- 1, \.id)
+            return found < records.count && records[found].id == id ? found : nil
+        }
     }
+
+    /// How many dropped records gather at the front before they are cut off at once.
+    private static let compactionBatch = 1024
 
     /// Most records kept; the oldest settled ones go first.
     public static let logCapacity = 10_000
@@ -57,12 +85,29 @@ public final class NotificationDeliverer: Sendable {
 
     /// The records with an id above `after`, oldest first.
     public func records(after: UInt64 = 0) -> [NotificationRecord] {
-        state.withLock { $0.records.filter { $0.id > after } }
+        state.withLock { state in Array(state.records[state.firstIndex(above: after, \.id)...]) }
+    }
+
+    /// The newest record's id (0 before the first).
+    public var lastID: UInt64 {
+        state.withLock { $0.live.last?.id ?? 0 }
+    }
+
+    /// The record of the notification an operation queued as `sequence`
+    /// (`MockState.accountEvent`'s answer), once collected and while the log keeps it.
+    public func record(sequence: UInt64) -> NotificationRecord? {
+        state.withLock { state in
+            let found = state.firstIndex(above: sequence &- 1, \.sequence)
+            return found < state.records.count && state.records[found].sequence == sequence ? state.records[found] : nil
+        }
     }
 
     /// Forgets every settled record (pending ones go on).
     public func clear() {
-        state.withLock { $0.records.removeAll { $0.isSettled } }
+        state.withLock { state in
+            state.records = state.live.filter { !$0.isSettled }
+            state.start = 0
+        }
     }
 
     /// Waits up to `seconds` for a record above `after` to settle; returns the records above it.
@@ -77,20 +122,30 @@ public final class NotificationDeliverer: Sendable {
 
     // MARK: - Delivery
 
-    /// Moves whatever the outbox holds into the log and wakes a worker.
+    /// Moves whatever the outbox holds into the log and wakes a worker. The outbox is taken
+    /// inside the log's lock (order: the log's lock, then the state's), so records keep the
+    /// order the operations queued them in, whoever collects.
     func collect() {
-        let (queued, dropped, uncounted) = mockState.takeOutbox()
-        guard !queued.isEmpty || !dropped.isEmpty || uncounted > 0 else { return }
         let now = realTime()
-        state.withLock { state in
-            for notification in dropped {
-                append(&state, NotificationRecord(id: state.nextID, notification: notification, outcome: .dropped, dueAt: now))
+        let (queued, dropped, uncounted) = state.withLock { state in
+            let (queued, dropped, uncounted) = mockState.takeOutbox()
+            // Dropped and queued ones interleave by sequence number: merge them in that order.
+            var queuedIndex = 0
+            var droppedIndex = 0
+            while queuedIndex < queued.count || droppedIndex < dropped.count {
+                if droppedIndex < dropped.count && (queuedIndex == queued.count || dropped[droppedIndex].sequence < queued[queuedIndex].sequence) {
+                    append(&state, NotificationRecord(id: state.nextID, notification: dropped[droppedIndex], outcome: .dropped, dueAt: now))
+                    droppedIndex += 1
+                } else {
+                    let notification = queued[queuedIndex]
+                    let outcome: NotificationRecord.Outcome = notification.url == nil ? .noURL : .pending
+                    append(&state, NotificationRecord(id: state.nextID, notification: notification, outcome: outcome, dueAt: now))
+                    queuedIndex += 1
+                }
             }
-            for notification in queued {
-                let outcome: NotificationRecord.Outcome = notification.url == nil ? .noURL : .pending
-                append(&state, NotificationRecord(id: state.nextID, notification: notification, outcome: outcome, dueAt: now))
-            }
+            return (queued, dropped, uncounted)
         }
+        guard !queued.isEmpty || !dropped.isEmpty || uncounted > 0 else { return }
         if !dropped.isEmpty || uncounted > 0 {
             log("notification outbox full: \(dropped.count + uncounted) notifications dropped")
         }
@@ -107,7 +162,17 @@ public final class NotificationDeliverer: Sendable {
     private func append(_ state: inout State, _ record: NotificationRecord) {
         state.nextID += 1
         state.records.append(record)
-        if state.records.count > Self.logCapacity, let oldest = state.records.firstIndex(where: \.isSettled) {
+        if record.outcome == .pending { state.due.insert(dueAt: record.dueAt, id: record.id) }
+        guard state.records.count - state.start > Self.logCapacity else { return }
+        // The oldest settled record goes; it is nearly always the oldest of all, which leaves by
+        // moving `start` (a pending one in front is stepped over and removed from the middle).
+        if state.records[state.start].isSettled {
+            state.start += 1
+            if state.start >= Self.compactionBatch {
+                state.records.removeFirst(state.start)
+                state.start = 0
+            }
+        } else if let oldest = state.live.firstIndex(where: \.isSettled) {
             state.records.remove(at: oldest)
         }
     }
@@ -118,12 +183,16 @@ public final class NotificationDeliverer: Sendable {
             let now = realTime()
             let next: (index: Int, record: NotificationRecord)?? = state.withLock { state in
                 guard state.running else { return .some(nil) }
-                guard let index = state.records.indices.filter({ state.records[$0].outcome == .pending && !Self.claimed(state.records[$0]) })
-                    .min(by: { state.records[$0].dueAt < state.records[$1].dueAt }) else { return nil }
-                guard state.records[index].dueAt <= now else { return nil }
-                state.records[index].dueAt = .infinity
-                state.inFlight += 1
-                return (index, state.records[index])
+                while let earliest = state.due.first, earliest.dueAt <= now {
+                    _ = state.due.removeFirst()
+                    // A stale entry: its record was claimed, settled, rescheduled or dropped.
+                    guard let index = state.index(of: earliest.id), state.records[index].outcome == .pending,
+                          state.records[index].dueAt == earliest.dueAt else { continue }
+                    state.records[index].dueAt = .infinity
+                    state.inFlight += 1
+                    return (index, state.records[index])
+                }
+                return nil
             }
             guard let taken = next else {
                 _ = wakeup.wait(timeout: .now() + .milliseconds(Int(nextWait(now: now) * 1000)))
@@ -138,12 +207,10 @@ public final class NotificationDeliverer: Sendable {
         }
     }
 
-    private static func claimed(_ record: NotificationRecord) -> Bool { record.dueAt == .infinity }
-
     /// Seconds until the next pending record is due (at most one second).
     private func nextWait(now: Double) -> Double {
         state.withLock { state in
-            let due = state.records.filter { $0.outcome == .pending && !Self.claimed($0) }.map(\.dueAt).min() ?? now + 1
+            let due = state.due.first?.dueAt ?? now + 1
             return max(0.001, min(1, due - now))
         }
     }
@@ -163,7 +230,7 @@ public final class NotificationDeliverer: Sendable {
         }
         state.withLock { state in
             state.inFlight -= 1
-            guard let index = state.records.firstIndex(where: { $0.id == record.id }) else { return }
+            guard let index = state.index(of: record.id) else { return }
             if let jwt, state.records[index].jwt == nil { state.records[index].signed(jwt) }
             state.records[index].attempts.append(result)
             let tries = state.records[index].attempts.count
@@ -173,6 +240,7 @@ public final class NotificationDeliverer: Sendable {
                 state.records[index].outcome = state.running ? .failed : .abandoned
             } else {
                 state.records[index].dueAt = realTime() + Double(retryDelays[tries - 1])
+                state.due.insert(dueAt: state.records[index].dueAt, id: record.id)
             }
         }
     }
@@ -186,7 +254,7 @@ public final class NotificationDeliverer: Sendable {
         collect()
         let deadline = realTime() + grace
         while realTime() < deadline {
-            let busy = state.withLock { state in state.inFlight > 0 || state.records.contains { $0.outcome == .pending && $0.dueAt <= deadline } }
+            let busy = state.withLock { state in state.inFlight > 0 || state.live.contains { $0.outcome == .pending && $0.dueAt <= deadline } }
             guard busy else { break }
             wakeup.signal()
             usleepSeconds(0.02)
@@ -194,7 +262,8 @@ public final class NotificationDeliverer: Sendable {
         let left = state.withLock { state -> [NotificationRecord] in
             state.running = false
             var left: [NotificationRecord] = []
-            for index in state.records.indices where state.records[index].outcome == .pending {
+            state.due.removeAll()
+            for index in state.live.indices where state.records[index].outcome == .pending {
                 state.records[index].outcome = .abandoned
                 left.append(state.records[index])
             }

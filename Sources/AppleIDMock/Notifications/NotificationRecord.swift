@@ -35,6 +35,8 @@ public struct NotificationRecord: Sendable {
     public let type: String
     /// The user it is about.
     public let userID: String
+    /// The notification's sequence number from the operation that queued it.
+    public let sequence: UInt64
     /// Where it goes; nil when the app group registered no URL.
     public let url: String?
     /// The payload to sign, until the JWT exists; then the JWT alone carries it, so a long
@@ -54,6 +56,7 @@ public struct NotificationRecord: Sendable {
         self.id = id
         type = notification.type
         userID = notification.userID
+        sequence = notification.sequence
         url = notification.url
         unsigned = notification.payload
         self.outcome = outcome

@@ -1,0 +1,119 @@
+@testable import AppleIDMock
+import Dispatch
+import Foundation
+import JOSE
+import MiniHTTP
+import MiniHTTPTesting
+import XCTest
+
+/// The delivery log's structure (probe findings N3 and N6): an event finds its own notification
+/// among concurrent ones; pending records are taken by due time without scanning the log; the
+/// log keeps the newest records and finds them by id or sequence after older ones left.
+final class DeliveryLogTests: XCTestCase {
+    func testDueQueue_GivesEntriesInDueOrder_OlderFirstAmongEquals() {
+        var queue = DueQueue()
+        for (due, id) in [(5.0, 1), (1.0, 2), (3.0, 3), (1.0, 4), (9.0, 5), (0.5, 6)] as [(Double, UInt64)] {
+            queue.insert(dueAt: due, id: id)
+        }
+        var order: [UInt64] = []
+        while let next = queue.removeFirst() { order.append(next.id) }
+        XCTAssertEqual(order, [6, 2, 4, 3, 1, 5])
+        // The twin: nothing comes out of an empty queue.
+        XCTAssertNil(queue.removeFirst())
+        XCTAssertNil(queue.first)
+    }
+
+    func testEventsRoute_AnswersEachConcurrentEventWithItsOwnNotification() throws {
+        let server = try startMock { configuration in
+            configuration.scenario.teams[0].notificationURL = "http://127.0.0.1:9/apple"
+        }
+        defer { server.stop() }
+        // Eight clients, each toggling relay forwarding of its own user 150 times (the probe's
+        // load: 317 of 1,200 answers named another request's notification).
+        let users = (0..<8).map { "user-\($0)" }
+        for user in users {
+            XCTAssertEqual(try server.client().roundTrip("POST", "/__mock/users", headers: [("Content-Type", "application/json")],
+                                                         body: Array(#"{"id":"\#(user)","email":"\#(user)@example.com"}"#.utf8)).status, 201)
+            _ = try server.signInNative(user: user, clientID: "com.example.app", hideEmail: true)
+        }
+        let answers = LockedAnswers()
+        DispatchQueue.concurrentPerform(iterations: users.count) { index in
+            guard let client = try? server.client() else { return }
+            for round in 0..<150 {
+                let type = round.isMultiple(of: 2) ? "email-disabled" : "email-enabled"
+                let body = #"{"type":"\#(type)","user":"\#(users[index])","client_id":"com.example.app"}"#
+                let answer = try? client.roundTrip("POST", "/__mock/events", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+                answers.add(users[index], answer.flatMap { try? JSONParser.parse($0.body).objectValue?["notification"]?.intValue }.map(UInt64.init))
+            }
+        }
+        let log = Dictionary(uniqueKeysWithValues: server.notifications.records().map { ($0.id, $0) })
+        var seen = Set<UInt64>()
+        var wrong = 0
+        for user in users {
+            let ids = answers.get(user)
+            XCTAssertEqual(ids.count, 150, user)
+            for id in ids {
+                guard let id else { XCTFail("\(user) got no notification id"); continue }
+                if log[id]?.userID != user { wrong += 1 }
+                XCTAssertTrue(seen.insert(id).inserted, "notification \(id) was handed out twice")
+            }
+        }
+        XCTAssertEqual(wrong, 0, "answers naming another request's notification")
+    }
+
+    func testAccountEvent_NamesItsOwnNotification_WhenAnotherLandsBeforeItsCallerLooks() throws {
+        let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
+        defer { server.stop() }
+        _ = try server.signInNative(user: "alice", clientID: "com.example.app", hideEmail: true)
+        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let before = server.notifications.lastID
+        let alices = try server.domain.state.accountEvent(.emailDisabled, user: "alice", clientID: "com.example.app")
+        // Another request's event lands before alice's caller reads the log.
+        let bobs = try server.domain.state.accountEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
+        server.notifications.collect()
+        XCTAssertEqual(alices.count, 1)
+        XCTAssertEqual(bobs.count, 1)
+        XCTAssertEqual(server.notifications.record(sequence: alices[0])?.userID, "alice")
+        XCTAssertEqual(server.notifications.record(sequence: bobs[0])?.userID, "bob")
+        // The twin: what diffing the log (the old way) would have answered alice with.
+        XCTAssertEqual(server.notifications.records(after: before).last?.userID, "bob")
+    }
+
+    func testLog_KeepsTheNewestRecords_AndFindsThemByIdAndSequence_AfterOlderOnesLeft() throws {
+        // No URL: each record settles at once (no_url), so the oldest leave first.
+        let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
+        defer { server.stop() }
+        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let total = NotificationDeliverer.logCapacity + 1_500
+        var sequences: [UInt64] = []
+        for index in 0..<total {
+            let queued = try server.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled,
+                                                              user: "bob", clientID: "com.example.app")
+            server.notifications.collect()
+            XCTAssertEqual(queued.count, 1)
+            sequences += queued
+        }
+        let records = server.notifications.records()
+        XCTAssertEqual(records.count, NotificationDeliverer.logCapacity)
+        XCTAssertEqual(records.map(\.id), Array(UInt64(total - NotificationDeliverer.logCapacity + 1)...UInt64(total)))
+        XCTAssertEqual(server.notifications.lastID, UInt64(total))
+        XCTAssertEqual(server.notifications.records(after: UInt64(total - 3)).map(\.id), [UInt64(total - 2), UInt64(total - 1), UInt64(total)])
+        XCTAssertEqual(server.notifications.record(sequence: sequences[total - 1])?.id, UInt64(total))
+        XCTAssertEqual(server.notifications.record(sequence: sequences[total - NotificationDeliverer.logCapacity])?.id,
+                       UInt64(total - NotificationDeliverer.logCapacity + 1))
+        // The twins: a record that left the log, and one never made, are not found.
+        XCTAssertNil(server.notifications.record(sequence: sequences[0]))
+        XCTAssertNil(server.notifications.record(sequence: sequences[total - 1] + 1))
+        XCTAssertTrue(server.notifications.records(after: UInt64(total)).isEmpty)
+    }
+}
+
+/// Notification ids per user, added from several threads.
+private final class LockedAnswers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String: [UInt64?]] = [:]
+
+    func add(_ user: String, _ id: UInt64?) { lock.withLock { values[user, default: []].append(id) } }
+
+    func get(_ user: String) -> [UInt64?] { lock.withLock { values[user] ?? [] } }
+}
