@@ -32,6 +32,7 @@ enum BenchCommand {
 
     private static func measure(_ options: BenchOptions, into report: inout BenchReport) throws {
         let cores = report.cores
+        if options.onlyUsers { return try measureUsers(options, into: &report) }
         progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
         report.signingCeiling = SigningCeiling.measure(cores: cores, seconds: options.signingSeconds)
 
@@ -59,10 +60,7 @@ enum BenchCommand {
         report.idle = try IdleConnectionProbe.run(server: server, idle: options.idleConnections, probes: options.probes)
 
         progress("\(options.exchanges) code exchanges in \(options.rounds) rounds, \(options.connections) connections")
-        guard let secret = Tool.run(options.server, ["client-secret", "--lifetime", "86400"])?
-            .trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
-            throw ServerProcess.Failure(description: "`appleid-mock client-secret` failed (run from the repository root, where Keys/ is)")
-        }
+        let secret = try clientSecret(options)
         report.exchanges = try ExchangeLoad.run(server: server, secret: secret, total: options.exchanges,
                                                 rounds: options.rounds, connections: options.connections, threads: cores)
 
@@ -70,6 +68,24 @@ enum BenchCommand {
             progress("\(options.notifications) account events, their notifications delivered to a local receiver")
             report.notifications = try NotificationLoad.run(binary: options.server, count: options.notifications, deadline: 300)
         }
+        try measureUsers(options, into: &report)
+    }
+
+    /// The sub-lookup row: account events and `/auth/token` p99 with many users against 10.
+    private static func measureUsers(_ options: BenchOptions, into report: inout BenchReport) throws {
+        guard options.users > 0 else { return }
+        report.userLookups = try UserLookupLoad.run(binary: options.server, secret: try clientSecret(options), users: options.users,
+                                                    events: options.userEvents, exchanges: options.userExchanges,
+                                                    connections: min(options.connections, 8), threads: report.cores, progress: progress)
+    }
+
+    /// A client_secret for the web client, a day long.
+    private static func clientSecret(_ options: BenchOptions) throws -> String {
+        guard let secret = Tool.run(options.server, ["client-secret", "--lifetime", "86400"])?
+            .trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
+            throw ServerProcess.Failure(description: "`appleid-mock client-secret` failed (run from the repository root, where Keys/ is)")
+        }
+        return secret
     }
 
     private static func progress(_ text: String) {

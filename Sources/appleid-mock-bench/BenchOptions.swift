@@ -5,6 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
+                              [--users N] [--only users]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -15,6 +16,8 @@ struct BenchOptions {
       --rounds N         the exchanges come in N rounds, memory read after each (default 100)
       --notifications N  account events whose notifications a local receiver awaits, in two batches
                          (default 100000: the first and last 10000 are timed against each other)
+      --users N          users loaded for the sub-lookup row, against 10 (default 100000, 0 skips it)
+      --only users       measure only the sub-lookup row
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -32,6 +35,12 @@ struct BenchOptions {
     var coldStarts = 10
     var idleConnections = 1000
     var notifications = 100_000
+    /// Users loaded for the sub-lookup row (0: skipped), and its events and exchanges per mock.
+    var users = 100_000
+    var userEvents = 10_000
+    var userExchanges = 10_000
+    /// Measure only the sub-lookup row.
+    var onlyUsers = false
     /// Seconds `openssl speed` signs for.
     var signingSeconds = 5
     /// New connections the latency probe makes, unloaded and loaded.
@@ -71,6 +80,10 @@ struct BenchOptions {
             case "--cold-starts": coldStarts = try count(argument, 1...1000)
             case "--idle": idleConnections = try count(argument, 0...100_000)
             case "--notifications": notifications = try count(argument, 0...1_000_000)
+            case "--users": users = try count(argument, 0...100_000)
+            case "--only":
+                guard try value(argument) == "users" else { throw Invalid(message: "--only takes \"users\"") }
+                onlyUsers = true
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")
             }
@@ -81,6 +94,9 @@ struct BenchOptions {
             if !explicit.contains("--rounds") { rounds = 10 }
             if !explicit.contains("--cold-starts") { coldStarts = 3 }
             if !explicit.contains("--notifications") { notifications = 100 }
+            if !explicit.contains("--users") { users = 1000 }
+            userEvents = 500
+            userExchanges = 400
             signingSeconds = 1
             probes = 50
         }

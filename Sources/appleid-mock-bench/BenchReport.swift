@@ -13,6 +13,7 @@ struct BenchReport {
     var exchanges: ExchangeLoad?
     var notifications: NotificationLoad?
     var tls: TLSLoad?
+    var userLookups: UserLookupLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -20,7 +21,10 @@ struct BenchReport {
     }
 
     /// Requests that failed anywhere in the run.
-    var failures: Int { (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0) }
+    var failures: Int {
+        (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
+            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0)
+    }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
     var keysRatio: Double? { ratio(keys?.requestsPerSecond, staticCeiling?.requestsPerSecond) }
@@ -51,29 +55,32 @@ struct BenchReport {
         // (newcomer report P14): it judges only what is a count, not a speed or a size.
         func met(_ ok: Bool?) -> String { options.smoke ? "n/a (smoke)" : judged(ok) }
         func judged(_ ok: Bool?) -> String { ok.map { $0 ? "yes" : "NO" } ?? "n/a" }
-        rows.append(["cold start to first /auth/keys, median of \(coldStarts.count)", ms(coldStartMedian), "", "", "< 50 ms",
-                     met(coldStartMedian < 50)])
-        rows.append(["idle memory (RSS)", mib(idleResidentMiB), "", "", "< 15 MB", met(idleResidentMiB * 1.048576 < 15)])
-        rows.append(["/auth/keys req/s, \(options.connections) connections (wrk)", count(keys?.requestsPerSecond),
-                     staticCeiling.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(keysRatio), ">= 0.50",
-                     met(keysRatio.map { $0 >= 0.5 })])
-        rows.append(["  latency p50 / p99", keys.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a",
-                     staticCeiling.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "", "", "", ""])
-        rows.append(["/auth/token code exchanges/s, \(options.connections) connections", count(exchanges?.exchangesPerSecond),
-                     signingCeiling.map { "RSA-2048 signs " + count($0) } ?? "openssl n/a", fraction(exchangeRatio), ">= 0.80",
-                     met(exchangeRatio.map { $0 >= 0.8 })])
-        rows.append(["  latency p50 / p99", exchanges.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a", "", "", "", ""])
-        if let exchanges {
-            // One signature costs cores / ceiling seconds of CPU at the ceiling's pace.
-            let signing = signingCeiling.map { String(format: "one RSA sign %.0f us", Double(cores) / $0 * 1e6) } ?? ""
-            rows.append(["  CPU per exchange: server / load generator",
-                         String(format: "%.0f us / %.0f us", exchanges.serverMicrosPerExchange, exchanges.clientMicrosPerExchange),
-                         signing, "", "", ""])
-        }
-        if let memory = memoryWarmAndEnd {
-            rows.append(["memory after \(count(Double(memory.warmAfter))) -> \(count(Double(options.exchanges))) exchanges",
-                         "\(mib(memory.warm)) -> \(mib(memory.end))", "", String(format: "%+.1f%%", memoryGrowth ?? 0), "within 10%",
-                         met(memoryGrowth.map { abs($0) <= 10 })])
+        // `--only users` measured nothing else.
+        if !options.onlyUsers {
+            rows.append(["cold start to first /auth/keys, median of \(coldStarts.count)", ms(coldStartMedian), "", "", "< 50 ms",
+                         met(coldStartMedian < 50)])
+            rows.append(["idle memory (RSS)", mib(idleResidentMiB), "", "", "< 15 MB", met(idleResidentMiB * 1.048576 < 15)])
+            rows.append(["/auth/keys req/s, \(options.connections) connections (wrk)", count(keys?.requestsPerSecond),
+                         staticCeiling.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(keysRatio), ">= 0.50",
+                         met(keysRatio.map { $0 >= 0.5 })])
+            rows.append(["  latency p50 / p99", keys.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a",
+                         staticCeiling.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "", "", "", ""])
+            rows.append(["/auth/token code exchanges/s, \(options.connections) connections", count(exchanges?.exchangesPerSecond),
+                         signingCeiling.map { "RSA-2048 signs " + count($0) } ?? "openssl n/a", fraction(exchangeRatio), ">= 0.80",
+                         met(exchangeRatio.map { $0 >= 0.8 })])
+            rows.append(["  latency p50 / p99", exchanges.map { "\(ms($0.p50)) / \(ms($0.p99))" } ?? "n/a", "", "", "", ""])
+            if let exchanges {
+                // One signature costs cores / ceiling seconds of CPU at the ceiling's pace.
+                let signing = signingCeiling.map { String(format: "one RSA sign %.0f us", Double(cores) / $0 * 1e6) } ?? ""
+                rows.append(["  CPU per exchange: server / load generator",
+                             String(format: "%.0f us / %.0f us", exchanges.serverMicrosPerExchange, exchanges.clientMicrosPerExchange),
+                             signing, "", "", ""])
+            }
+            if let memory = memoryWarmAndEnd {
+                rows.append(["memory after \(count(Double(memory.warmAfter))) -> \(count(Double(options.exchanges))) exchanges",
+                             "\(mib(memory.warm)) -> \(mib(memory.end))", "", String(format: "%+.1f%%", memoryGrowth ?? 0), "within 10%",
+                             met(memoryGrowth.map { abs($0) <= 10 })])
+            }
         }
         if let idle {
             rows.append(["new client p50, \(options.idleConnections) idle connections open", ms(idle.loadedP50),
@@ -110,6 +117,14 @@ struct BenchReport {
             rows.append(["HTTPS new connections/s (handshake + /auth/keys)", count(tls.handshakes?.requestsPerSecond),
                          tls.nginxHandshakes.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(handshakeRatio),
                          ">= 0.80", met(handshakeRatio.map { $0 >= 0.8 })])
+        }
+        if let lookups = userLookups {
+            // Probe N4: each lookup by sub hashed every user under the state lock.
+            rows.append(["account events/s by sub, \(count(Double(lookups.many.users))) users", count(lookups.many.eventsPerSecond),
+                         "10 users " + count(lookups.few.eventsPerSecond), fraction(lookups.eventsRatio), "<= 2.00", met(lookups.eventsRatio <= 2)])
+            rows.append(["  /auth/token p99 beside events, \(count(Double(lookups.many.users))) users", ms(lookups.many.tokenP99),
+                         "10 users " + ms(lookups.few.tokenP99), fraction(lookups.tokenP99Ratio), "<= 2.00", met(lookups.tokenP99Ratio <= 2)])
+            rows.append(["  /auth/token p50 beside events", ms(lookups.many.tokenP50), "10 users " + ms(lookups.few.tokenP50), "", "", ""])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
@@ -165,6 +180,15 @@ struct BenchReport {
             figures["https"] = ["cold_start_ms": ["median": Percentiles(tls.coldStarts).median, "runs": tls.coldStarts],
                                 "idle_rss_mib": tls.idleResidentMiB, "keys_keep_alive": wrk(tls.keys), "nginx_keys_keep_alive": wrk(tls.nginxKeys),
                                 "new_connections": wrk(tls.handshakes), "nginx_new_connections": wrk(tls.nginxHandshakes)]
+        }
+        if let lookups = userLookups {
+            func run(_ run: UserLookupLoad.Run) -> [String: Any] {
+                ["users": run.users, "events_per_s": run.eventsPerSecond, "token_p50_ms": run.tokenP50, "token_p99_ms": run.tokenP99,
+                 "failures": run.failures]
+            }
+            figures["user_lookups"] = ["few": run(lookups.few), "many": run(lookups.many), "events_ratio_few_to_many": lookups.eventsRatio,
+                                       "token_p99_ratio_many_to_few": lookups.tokenP99Ratio, "events": options.userEvents,
+                                       "exchanges": options.userExchanges]
         }
         return try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys, .prettyPrinted])
     }

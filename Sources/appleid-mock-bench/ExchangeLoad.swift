@@ -73,7 +73,7 @@ struct ExchangeLoad {
     }
 
     /// Per-connection results; each index is written by the one thread driving that connection.
-    private final class Collected: @unchecked Sendable {
+    final class Collected: @unchecked Sendable {
         var codes: [[String]]
         var latencies: [[Double]]
         init(_ count: Int) {
@@ -82,20 +82,22 @@ struct ExchangeLoad {
         }
     }
 
-    private static let authorizeRequest: [UInt8] = {
+    /// alice's headless web sign-in: its answer carries a code.
+    static let authorizeRequest: [UInt8] = {
         let body = #"{"client_id":"com.example.web","redirect_uri":"https://app.example.com/callback","# +
             #""response_type":"code","response_mode":"form_post","user":"alice"}"#
         return Array("POST /__mock/authorize HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
     }()
 
-    private static func tokenRequest(code: String, secret: String) -> [UInt8] {
+    /// The redemption of `code` by the web client.
+    static func tokenRequest(code: String, secret: String) -> [UInt8] {
         let body = "client_id=com.example.web&client_secret=\(secret)&code=\(code)&grant_type=authorization_code"
             + "&redirect_uri=https%3A%2F%2Fapp.example.com%2Fcallback"
         return Array("POST /auth/token HTTP/1.1\r\nHost: bench\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
     }
 
     /// The `"code":"…"` value of a headless authorize answer.
-    private static func code(in body: ArraySlice<UInt8>) -> String? {
+    static func code(in body: ArraySlice<UInt8>) -> String? {
         let text = String(decoding: body, as: UTF8.self)
         guard let start = text.range(of: #""code":""#)?.upperBound, let end = text[start...].firstIndex(of: "\"") else { return nil }
         return String(text[start..<end])

@@ -122,7 +122,8 @@ struct NotificationLoad {
         return (count - failures, latencies)
     }
 
-    private static func request(_ path: String, _ body: String) -> [UInt8] {
+    /// A JSON `POST` to `path`.
+    static func request(_ path: String, _ body: String) -> [UInt8] {
         Array("POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
     }
 

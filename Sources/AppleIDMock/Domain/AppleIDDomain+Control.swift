@@ -61,7 +61,9 @@ extension AppleIDDomain {
             throw ControlInputError(message: "expected at most 256 bytes", field: field)
         }
         guard (0...2).contains(user.realUserStatus) else { throw ControlInputError(message: "expected 0, 1 or 2", field: "real_user_status") }
-        try state.perform { world, _ throws(UserOperationError) in try world.addUser(user) }
+        // Its `sub` and relay address in every team are hashed here, outside the lock.
+        let entry = UserIndex.Entry(user: user, teams: scenario.teams)
+        try state.perform { world, _ throws(UserOperationError) in try world.addUser(entry) }
         return user
     }
 

@@ -6,6 +6,9 @@ import JOSE
 public enum Identity {
     /// `NNNNNN.<32 hex>.NNNN`, e.g. `001624.47f6800a06bb4eb0b1baa142361e00c3.1452` (§4).
     public static func subject(teamID: String, userID: String) -> String {
+        #if DEBUG
+        derivationCounter?.increment()
+        #endif
         let digest = SHA256.hash(Array("sub|\(teamID)|\(userID)".utf8))
         let hex = digest[0..<16].map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined()
         let head = digest[16..<22].map { String($0 % 10) }.joined()
@@ -15,6 +18,9 @@ public enum Identity {
 
     /// Ten lower-case letters and digits `@privaterelay.appleid.com`, e.g. `ep9ks2tnph@…` (§6).
     public static func relayAddress(teamID: String, userID: String) -> String {
+        #if DEBUG
+        derivationCounter?.increment()
+        #endif
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
         let digest = SHA256.hash(Array("relay|\(teamID)|\(userID)".utf8))
         return String(digest[0..<10].map { alphabet[Int($0) % alphabet.count] }) + "@privaterelay.appleid.com"

@@ -59,11 +59,6 @@ extension World {
         return record
     }
 
-    /// The user whose `sub` in `teamID` is `subject`.
-    func user(subject: String, teamID: String) -> String? {
-        userOrder.first { Identity.subject(teamID: teamID, userID: $0) == subject }
-    }
-
     private func hidEmail(userID: String, teamID: String) -> Bool {
         consents.contains { $0.key.userID == userID && $0.key.teamID == teamID && $0.value.hideEmail }
     }

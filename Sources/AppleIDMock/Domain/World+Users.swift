@@ -20,26 +20,50 @@ public enum CredentialState: String, Sendable, Equatable {
 }
 
 extension World {
-    /// Most users the mock holds (scenario and runtime together).
+    /// Most users the mock holds (scenario and runtime together), fewer with many teams.
     static let maxUsers = 100_000
 
-    /// Adds a user at runtime (the scenario's rules were checked by the caller).
-    mutating func addUser(_ user: Scenario.User) throws(UserOperationError) {
+    /// Most users this scenario's mock holds: `maxUsers`, or fewer when users times teams would
+    /// pass `Scenario.maxUserTeamPairs` (the index holds two identifiers per pair).
+    var userCapacity: Int { min(Self.maxUsers, Scenario.maxUsers(teams: context.scenario.teams.count)) }
+
+    /// Adds a user at runtime (the scenario's rules were checked by the caller), with the
+    /// identifiers computed before the lock was taken.
+    mutating func addUser(_ entry: UserIndex.Entry) throws(UserOperationError) {
+        let user = entry.user
         guard users[user.id] == nil else { throw .duplicate(user.id) }
-        guard users.count < Self.maxUsers else { throw .full(Self.maxUsers) }
+        guard users.count < userCapacity else { throw .full(userCapacity) }
         users[user.id] = UserAccount(user: user, addedAtRuntime: true)
         userOrder.append(user.id)
+        userIndex.insert(entry)
         emit(.userAdded(userID: user.id))
     }
 
     /// The user an identifier names: a user id, or a `sub` in any team. With the team whose
-    /// `sub` it was, when it was one.
+    /// `sub` it was, when it was one. One dictionary hit each (a runtime id cannot take the
+    /// shape of a `sub`, so the two never meet).
     func resolveUser(_ identifier: String) -> (userID: String, subjectTeam: String?)? {
         if users[identifier] != nil { return (identifier, nil) }
-        for team in context.scenario.teams {
-            if let userID = user(subject: identifier, teamID: team.teamID) { return (userID, team.teamID) }
-        }
-        return nil
+        guard let owner = userIndex.owner(subject: identifier), let team = teamID(at: owner.team) else { return nil }
+        return (owner.userID, team)
+    }
+
+    /// The user whose `sub` in `teamID` is `subject`.
+    func user(subject: String, teamID: String) -> String? {
+        guard let owner = userIndex.owner(subject: subject), self.teamID(at: owner.team) == teamID else { return nil }
+        return owner.userID
+    }
+
+    /// The team and user whose private relay address is `address` (apple-reference.md §6:
+    /// relay addresses are per team), for mail sent to it.
+    func user(relayAddress address: String) -> (teamID: String, userID: String)? {
+        guard let owner = userIndex.owner(relayAddress: address), let team = teamID(at: owner.team) else { return nil }
+        return (team, owner.userID)
+    }
+
+    private func teamID(at index: Int) -> String? {
+        let teams = context.scenario.teams
+        return teams.indices.contains(index) ? teams[index].teamID : nil
     }
 
     /// The credential state a device reports for `identifier` (a user id or a `sub`) in the

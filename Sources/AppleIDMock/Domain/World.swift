@@ -16,6 +16,8 @@ struct World: Sendable {
     /// Users by id, and their order (scenario users first, then runtime users as added).
     var users: [String: UserAccount] = [:]
     var userOrder: [String] = []
+    /// Users by `sub` and by relay address in every team (scenario users come from the context).
+    var userIndex: UserIndex
 
     /// Live consents, by key and by id; how ended ones ended, by id and by key.
     var consents: [Consent.Key: Consent] = [:]
@@ -64,6 +66,8 @@ struct World: Sendable {
         start = now
         codec = TokenCodec(secret: secret, random: context.random)
         nextConsentID = firstConsentID
+        // Computed once per mock (DomainContext), not under the lock at every reset.
+        userIndex = context.scenarioUserIndex
         for user in context.scenario.users where users[user.id] == nil {
             users[user.id] = UserAccount(user: user)
             userOrder.append(user.id)
@@ -139,4 +143,17 @@ struct DomainContext: Sendable {
     let random: RandomSource
     /// Most codes held unredeemed at once.
     let codeCapacity: Int
+    /// The scenario's users by `sub` and relay address: where every `World` (start, reset) begins.
+    let scenarioUserIndex: UserIndex
+
+    /// The context of `scenario`; indexes the scenario's users (2 SHA-256 per user per team).
+    init(scenario: Scenario, clients: ClientDirectory, issuer: String, random: RandomSource, codeCapacity: Int) {
+        self.scenario = scenario
+        self.clients = clients
+        self.issuer = issuer
+        self.random = random
+        self.codeCapacity = codeCapacity
+        var seen = Set<String>()
+        scenarioUserIndex = UserIndex(users: scenario.users.filter { seen.insert($0.id).inserted }, teams: scenario.teams)
+    }
 }

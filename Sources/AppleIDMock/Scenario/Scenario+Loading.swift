@@ -6,6 +6,12 @@ extension Scenario {
     public static let maxFileBytes = 4 * 1024 * 1024
     /// Most clients across all teams (the domain indexes them; probe finding F3).
     public static let maxClients = 65_536
+    /// Most (user, team) pairs: each has a `sub` and a relay address the domain indexes (issue 20),
+    /// so users times teams is bounded, in the scenario and at runtime.
+    public static let maxUserTeamPairs = 2_000_000
+
+    /// Most users a scenario of `teams` teams holds, its own and runtime ones together.
+    public static func maxUsers(teams: Int) -> Int { maxUserTeamPairs / max(1, teams) }
 
     /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
     /// `signing_keys.directory` must name a directory that exists, except the built-in default
@@ -278,6 +284,10 @@ extension Scenario {
                 reader.report("teams[\(teamIndex)].clients[\(clientIndex)].notification_url",
                               "expected only on a primary App ID (an app_id without primary_app_id): the URL belongs to the app group")
             }
+        }
+        if scenario.users.count > maxUsers(teams: scenario.teams.count) {
+            reader.report("users", "expected at most \(maxUsers(teams: scenario.teams.count)) users with \(scenario.teams.count) teams "
+                          + "(each user has a sub and a relay address in every team; at most \(maxUserTeamPairs) pairs)")
         }
         var userIDs = Set<String>()
         for (index, user) in scenario.users.enumerated() where !user.id.isEmpty && !userIDs.insert(user.id).inserted {
