@@ -121,6 +121,10 @@ final class UserIndexTests: XCTestCase {
         try addUsers(domain, count: 10_000)
         let sub = teamSub("u9999", team: Self.teamB)
         let unknown = teamSub("nobody")
+        // The first lookup indexes the scenario's own users, once: 2 users × 2 teams × (sub,
+        // relay address), whatever number were added at runtime.
+        let (_, first) = derivations { domain.state.read { world, _ in world.resolveUser(unknown) } }
+        XCTAssertEqual(first, 8)
         let (states, computed) = try derivations {
             [try domain.credentialState(user: sub, clientID: "com.teamb.app"), try domain.credentialState(user: unknown, clientID: "com.example.app"),
              try domain.credentialState(user: "nobody", clientID: "com.example.app")]

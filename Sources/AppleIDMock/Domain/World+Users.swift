@@ -44,21 +44,27 @@ extension World {
     /// shape of a `sub`, so the two never meet).
     func resolveUser(_ identifier: String) -> (userID: String, subjectTeam: String?)? {
         if users[identifier] != nil { return (identifier, nil) }
-        guard let owner = userIndex.owner(subject: identifier), let team = teamID(at: owner.team) else { return nil }
+        guard let owner = owner(subject: identifier), let team = teamID(at: owner.team) else { return nil }
         return (owner.userID, team)
     }
 
     /// The user whose `sub` in `teamID` is `subject`.
     func user(subject: String, teamID: String) -> String? {
-        guard let owner = userIndex.owner(subject: subject), self.teamID(at: owner.team) == teamID else { return nil }
+        guard let owner = owner(subject: subject), self.teamID(at: owner.team) == teamID else { return nil }
         return owner.userID
     }
 
     /// The team and user whose private relay address is `address` (apple-reference.md §6:
     /// relay addresses are per team), for mail sent to it.
     func user(relayAddress address: String) -> (teamID: String, userID: String)? {
-        guard let owner = userIndex.owner(relayAddress: address), let team = teamID(at: owner.team) else { return nil }
+        guard let owner = context.scenarioUserIndex.index.owner(relayAddress: address) ?? userIndex.owner(relayAddress: address),
+              let team = teamID(at: owner.team) else { return nil }
         return (team, owner.userID)
+    }
+
+    /// Whose `sub` this is: a scenario user (added first) or one added at runtime.
+    private func owner(subject: String) -> UserIndex.Owner? {
+        context.scenarioUserIndex.index.owner(subject: subject) ?? userIndex.owner(subject: subject)
     }
 
     private func teamID(at index: Int) -> String? {

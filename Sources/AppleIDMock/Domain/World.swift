@@ -66,8 +66,8 @@ struct World: Sendable {
         start = now
         codec = TokenCodec(secret: secret, random: context.random)
         nextConsentID = firstConsentID
-        // Computed once per mock (DomainContext), not under the lock at every reset.
-        userIndex = context.scenarioUserIndex
+        // Runtime users only: the scenario's are in `context.scenarioUserIndex`, made once per mock.
+        userIndex = UserIndex()
         for user in context.scenario.users where users[user.id] == nil {
             users[user.id] = UserAccount(user: user)
             userOrder.append(user.id)
@@ -143,17 +143,18 @@ struct DomainContext: Sendable {
     let random: RandomSource
     /// Most codes held unredeemed at once.
     let codeCapacity: Int
-    /// The scenario's users by `sub` and relay address: where every `World` (start, reset) begins.
-    let scenarioUserIndex: UserIndex
+    /// The scenario's users by `sub` and relay address, shared by every `World` (start, reset);
+    /// made at the first lookup, so a mock that is never asked hashes nothing and touches no
+    /// digest code (idle memory is a benchmark target).
+    let scenarioUserIndex: ScenarioUserIndex
 
-    /// The context of `scenario`; indexes the scenario's users (2 SHA-256 per user per team).
+    /// The context of `scenario`.
     init(scenario: Scenario, clients: ClientDirectory, issuer: String, random: RandomSource, codeCapacity: Int) {
         self.scenario = scenario
         self.clients = clients
         self.issuer = issuer
         self.random = random
         self.codeCapacity = codeCapacity
-        var seen = Set<String>()
-        scenarioUserIndex = UserIndex(users: scenario.users.filter { seen.insert($0.id).inserted }, teams: scenario.teams)
+        scenarioUserIndex = ScenarioUserIndex(scenario: scenario)
     }
 }
