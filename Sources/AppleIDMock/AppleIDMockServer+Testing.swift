@@ -95,5 +95,6 @@ extension AppleIDMockServer {
     /// Everything back to the scenario's start: users, consents, codes, keys, clock.
     public func reset() {
         domain.state.reset()
+        notifications.abandonPending()
     }
 }

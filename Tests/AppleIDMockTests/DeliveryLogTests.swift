@@ -106,6 +106,100 @@ final class DeliveryLogTests: XCTestCase {
         XCTAssertNil(server.notifications.record(sequence: sequences[total - 1] + 1))
         XCTAssertTrue(server.notifications.records(after: UInt64(total)).isEmpty)
     }
+    /// A mock whose notifications go to a port nothing listens on (each attempt refused at
+    /// once), retried after `delays`.
+    private func unreachableMock(delays: [Int] = [3600]) throws -> AppleIDMockServer {
+        try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing", configure: { configuration in
+            configuration.scenario.teams[0].notificationURL = "http://127.0.0.1:9/apple"
+            configuration.scenario.compatibility.notificationRetryDelays = delays
+        })
+    }
+
+    /// Waits (bounded, no timing asserted) until `condition` holds.
+    private func eventually(_ condition: () -> Bool) {
+        for _ in 0..<2_000 where !condition() { usleep(5_000) }
+    }
+
+    func testReset_AbandonsTheNotificationsQueuedBeforeIt_AndLaterOnesGoOn() throws {
+        let server = try unreachableMock()
+        defer { server.stop() }
+        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let before = try XCTUnwrap(try server.fireEvent("email-disabled", user: "bob", clientID: "com.example.app"))
+        // Its first attempt is refused; the retry is an hour away: still pending.
+        eventually { server.notifications.records(after: before - 1).first?.attempts.count == 1 }
+        XCTAssertEqual(server.notifications.records(after: before - 1).first?.outcome, .pending)
+        server.reset()
+        XCTAssertEqual(server.notifications.records(after: before - 1).first?.outcome, .abandoned)
+        // The twin: a notification queued after the reset is delivered as usual (attempted).
+        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let after = try XCTUnwrap(try server.fireEvent("email-disabled", user: "bob", clientID: "com.example.app"))
+        eventually { server.notifications.records(after: after - 1).first?.attempts.count == 1 }
+        XCTAssertEqual(server.notifications.records(after: after - 1).first?.outcome, .pending)
+        XCTAssertEqual(server.notifications.records(after: before - 1).first?.attempts.count, 1, "no attempt after the reset")
+    }
+
+    func testResetRoute_AbandonsQueuedNotifications_AndDeleteCancelsPendingOnes() throws {
+        let server = try startMock { configuration in
+            configuration.scenario.teams[0].notificationURL = "http://127.0.0.1:9/apple"
+            configuration.scenario.compatibility.notificationRetryDelays = [3600]
+        }
+        defer { server.stop() }
+        let json = [("Content-Type", "application/json")]
+        func fire() throws -> UInt64 {
+            _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+            let answer = try server.client().roundTrip("POST", "/__mock/events", headers: json,
+                                                       body: Array(#"{"type":"email-disabled","user":"bob","client_id":"com.example.app"}"#.utf8))
+            return UInt64(try XCTUnwrap(try JSONParser.parse(answer.body).objectValue?["notification"]?.intValue))
+        }
+        let first = try fire()
+        XCTAssertEqual(try server.client().roundTrip("POST", "/__mock/reset").status, 200)
+        XCTAssertEqual(server.notifications.records(after: first - 1).first?.outcome, .abandoned)
+        // DELETE keeps pending records unless told to cancel them.
+        let second = try fire()
+        XCTAssertEqual(try server.client().roundTrip("DELETE", "/__mock/notifications").status, 200)
+        XCTAssertEqual(server.notifications.records().map(\.id), [second])
+        for (query, field) in [("?pending=later", "pending"), ("?cancel=1", "cancel")] {
+            let refused = try server.client().roundTrip("DELETE", "/__mock/notifications" + query)
+            XCTAssertEqual(refused.status, 400, query)
+            XCTAssertEqual(try JSONParser.parse(refused.body).objectValue?["field"]?.stringValue, field, query)
+        }
+        XCTAssertEqual(server.notifications.records().map(\.id), [second])
+        XCTAssertEqual(try server.client().roundTrip("DELETE", "/__mock/notifications?pending=cancel").status, 200)
+        XCTAssertTrue(server.notifications.records().isEmpty)
+    }
+
+    func testLog_StaysBounded_WhenEveryRecordIsUndelivered_CountingWhatItPushedOut() throws {
+        let server = try unreachableMock()
+        defer { server.stop() }
+        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let total = NotificationDeliverer.logCapacity + 50
+        for index in 0..<total {
+            _ = try server.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
+            server.notifications.collect()
+        }
+        let records = server.notifications.records()
+        XCTAssertEqual(records.count, NotificationDeliverer.logCapacity)
+        XCTAssertEqual(records.first?.id, 51)
+        XCTAssertEqual(server.notifications.droppedUndelivered, 50)
+    }
+
+    func testAwait_SleepsUntilARecordSettles_AndLeavesNoWaiterBehind() async throws {
+        let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
+        defer { server.stop() }
+        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let waiting = Task { await server.notificationLog(after: 0, waitingUpTo: 30) }
+        for _ in 0..<2_000 where server.notifications.waitingReaders == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        XCTAssertEqual(server.notifications.waitingReaders, 1, "the reader sleeps instead of polling")
+        // No URL in the built-in scenario: the record settles at once (no_url) and wakes it.
+        _ = try server.fireEvent("email-disabled", user: "bob", clientID: "com.example.app")
+        let records = await waiting.value
+        XCTAssertEqual(records.first?.outcome, .noURL)
+        XCTAssertEqual(server.notifications.waitingReaders, 0)
+        // The twin: a reader whose time runs out leaves no waiter behind either.
+        let nothing = await server.notificationLog(after: records.last?.id ?? 0, waitingUpTo: 0.05)
+        XCTAssertTrue(nothing.isEmpty)
+        XCTAssertEqual(server.notifications.waitingReaders, 0)
+    }
 }
 
 /// Notification ids per user, added from several threads.

@@ -4,7 +4,8 @@ import MiniHTTP
 /// `GET /__mock/notifications[?after=ID&wait=S]`: the delivery log — each notification's id,
 /// event, target URL, JWT and decoded claims, attempts and outcome. With `wait`, holds the
 /// request up to S seconds (at most 60) until a notification after ID has settled, so a test
-/// awaits delivery without sleeping. `DELETE /__mock/notifications` clears settled records.
+/// awaits delivery without sleeping. `DELETE /__mock/notifications` clears settled records;
+/// `DELETE /__mock/notifications?pending=cancel` first abandons the pending ones, so all go.
 struct NotificationsEndpoint: Sendable {
     let notifications: NotificationDeliverer?
 
@@ -32,7 +33,14 @@ struct NotificationsEndpoint: Sendable {
     }
 
     func clear(_ request: HTTPRequest) throws -> HTTPResponse {
-        notifications?.clear()
+        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        var cancelPending = false
+        for (name, value) in query {
+            guard name == "pending" else { throw ControlRequest.Failure(message: "unknown parameter (expected pending)", field: name) }
+            guard value == "cancel" else { throw ControlRequest.Failure(message: "expected cancel", field: "pending") }
+            cancelPending = true
+        }
+        notifications?.clear(cancelPending: cancelPending)
         return ControlResponse.json(.object(["notifications": .array([])]))
     }
 }

@@ -2,14 +2,17 @@ import JOSE
 import MiniHTTP
 
 /// `POST /__mock/reset`: everything back to the scenario's initial state in one operation —
-/// users, consents, codes, transfers, keys, clock. Codes and tokens from before stop working.
+/// users, consents, codes, transfers, keys, clock. Codes and tokens from before stop working,
+/// and notifications still queued are abandoned: none reaches the next test's receiver.
 /// Answers `{"active_kid", "now"}`.
 struct ResetEndpoint: Sendable {
     let domain: AppleIDDomain
+    let notifications: NotificationDeliverer?
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
         domain.state.reset()
+        notifications?.abandonPending()
         var answer = JSONObject()
         answer["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
         answer["now"] = .string(RFC3339.format(domain.state.now))

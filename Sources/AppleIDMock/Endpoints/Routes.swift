@@ -34,7 +34,7 @@ enum Routes {
         let users = UsersEndpoint(domain: domain)
         router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)))
         router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)))
-        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain).handle)))
+        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain, notifications: notifications).handle)))
         router.add(.get, "/__mock/credential-state", logging: requests, control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)))
         router.add(.post, "/__mock/events", logging: requests, control.wrap(.deferred(EventsEndpoint(domain: domain, notifications: notifications).handle)))
         let log = NotificationsEndpoint(notifications: notifications)
