@@ -27,8 +27,7 @@ public enum AppleIDMockLog {
             return
         }
         writer.async {
-            let lost = dropped.exchange(0, ordering: .relaxed)
-            if lost > 0 { write(Array("appleid-mock: \(lost) log line\(lost == 1 ? "" : "s") dropped: stderr was not read fast enough\n".utf8)) }
+            reportDropped()
             write(line)
             queued.subtract(line.count, ordering: .relaxed)
         }
@@ -40,11 +39,16 @@ public enum AppleIDMockLog {
     public static func flush(seconds: Double = 2) -> Bool {
         let done = DispatchSemaphore(value: 0)
         writer.async {
-            let lost = dropped.exchange(0, ordering: .relaxed)
-            if lost > 0 { write(Array("appleid-mock: \(lost) log line\(lost == 1 ? "" : "s") dropped: stderr was not read fast enough\n".utf8)) }
+            reportDropped()
             done.signal()
         }
         return done.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// On the writer: says how many lines were dropped since it last said so.
+    private static func reportDropped() {
+        let lost = dropped.exchange(0, ordering: .relaxed)
+        if lost > 0 { write(Array("appleid-mock: \(lost) log line\(lost == 1 ? "" : "s") dropped: stderr was not read fast enough\n".utf8)) }
     }
 
     private static func write(_ line: [UInt8]) {

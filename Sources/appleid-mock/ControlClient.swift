@@ -41,14 +41,20 @@ struct ControlClient {
             http.caFile = ca
         }
         if let token = parsed.options["control-token"] ?? environment["APPLEID_MOCK_CONTROL_TOKEN"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            guard Self.isToken(token) else {
-                throw UsageError(message: "--control-token expects 16 to 512 characters from A-Z a-z 0-9 - . _ ~ + / =, got \(token.utf8.count) characters",
-                                 usage: usage)
-            }
+            try Self.checkToken(token, usage: usage)
             authorization = [("Authorization", "Bearer " + token)]
         }
         self.server = server
         base = server.hasSuffix("/") ? String(server.dropLast()) : server
+    }
+
+    /// Fails with exit 2 unless `token` is a control token (`isToken`), for `serve` and the
+    /// control commands alike.
+    static func checkToken(_ token: String, usage: String) throws {
+        guard isToken(token) else {
+            throw UsageError(message: "--control-token expects 16 to 512 characters from A-Z a-z 0-9 - . _ ~ + / =, got \(token.utf8.count) characters",
+                             usage: usage)
+        }
     }
 
     /// A control token: 16 to 512 characters of RFC 6750's b64token alphabet, so it travels in

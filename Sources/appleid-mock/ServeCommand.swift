@@ -133,10 +133,7 @@ enum ServeCommand {
             throw UsageError(message: "--tls-cert needs --tls-key", usage: usage)
         }
         if let token = parsed.options["control-token"] {
-            guard ControlClient.isToken(token) else {
-                throw UsageError(message: "--control-token expects 16 to 512 characters from A-Z a-z 0-9 - . _ ~ + / =, got \(token.utf8.count) characters",
-                                 usage: usage)
-            }
+            try ControlClient.checkToken(token, usage: usage)
             configuration.controlToken = token
         }
         if let issuer = parsed.options["issuer"] {
