@@ -87,28 +87,41 @@ final class EVPKey: @unchecked Sendable {
             throw OpenSSL.failure("BN_bin2bn")
         }
         defer { BN_free(e) }
+        let owner = try fromData(selection: shim_EVP_PKEY_PUBLIC_KEY(), rejected: "RSA modulus/exponent") { builder in
+            // The builder keeps the name pointers, so they must be static strings.
+            OSSL_PARAM_BLD_push_BN(builder, OpenSSL.cString("n"), n) == 1
+                && OSSL_PARAM_BLD_push_BN(builder, OpenSSL.cString("e"), e) == 1
+        }
+        if checked { try owner.checkPublic() }
+        return owner
+    }
+
+    /// An RSA key from the parameters `push` puts on a fresh `OSSL_PARAM_BLD` (false when a push
+    /// failed), made by `EVP_PKEY_fromdata` with `selection` (public key, or key pair). A key
+    /// OpenSSL refuses throws `invalidKey` saying `rejected` was rejected.
+    static func fromData(
+        selection: Int32,
+        rejected: String,
+        _ push: (OpaquePointer) -> Bool
+    ) throws(JOSEError) -> EVPKey {
         guard let builder = OSSL_PARAM_BLD_new() else { throw OpenSSL.failure("OSSL_PARAM_BLD_new") }
         defer { OSSL_PARAM_BLD_free(builder) }
-        // The builder and the context keep the name pointers, so they must be static strings.
-        guard OSSL_PARAM_BLD_push_BN(builder, OpenSSL.cString("n"), n) == 1,
-              OSSL_PARAM_BLD_push_BN(builder, OpenSSL.cString("e"), e) == 1
-        else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_BN") }
+        guard push(builder) else { throw OpenSSL.failure("OSSL_PARAM_BLD_push_BN") }
         guard let params = OSSL_PARAM_BLD_to_param(builder) else {
             throw OpenSSL.failure("OSSL_PARAM_BLD_to_param")
         }
         defer { OSSL_PARAM_free(params) }
+        // The context keeps the name pointer, so it must be a static string.
         guard let context = EVP_PKEY_CTX_new_from_name(nil, OpenSSL.cString("RSA"), nil) else {
             throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name")
         }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_fromdata_init(context) == 1 else { throw OpenSSL.failure("EVP_PKEY_fromdata_init") }
         var key: OpaquePointer?
-        guard EVP_PKEY_fromdata(context, &key, shim_EVP_PKEY_PUBLIC_KEY(), params) == 1, let key else {
-            throw JOSEError.invalidKey("RSA modulus/exponent rejected (\(OpenSSL.drainErrors()))")
+        guard EVP_PKEY_fromdata(context, &key, selection, params) == 1, let key else {
+            throw JOSEError.invalidKey("\(rejected) rejected (\(OpenSSL.drainErrors()))")
         }
-        let owner = EVPKey(owning: key)
-        if checked { try owner.checkPublic() }
-        return owner
+        return EVPKey(owning: key)
     }
 
     /// A new key holding only the public half, via a DER SubjectPublicKeyInfo round trip.
