@@ -124,4 +124,9 @@ static inline int shim_EVP_PKEY_PUBLIC_KEY(void) {
     return EVP_PKEY_PUBLIC_KEY;
 }
 
+/// EVP_PKEY_KEYPAIR (public and private halves) is a composite macro.
+static inline int shim_EVP_PKEY_KEYPAIR(void) {
+    return EVP_PKEY_KEYPAIR;
+}
+
 #endif

@@ -11,7 +11,7 @@ public struct RSAPrivateKey: Sendable {
     public let publicKey: RSAPublicKey
 
     /// Wraps a key already checked to be RSA.
-    private init(checked key: EVPKey) throws(JOSEError) {
+    init(checked key: EVPKey) throws(JOSEError) {
         try RSAPublicKey.checkSize(key)
         self.key = key
         // The public half from `n` and `e` (EVP_PKEY_fromdata): a DER round trip through

@@ -151,7 +151,7 @@ final class EVPKey: @unchecked Sendable {
     /// still parses is refused at load time, not at first use. For RSA a sign-and-verify round
     /// trip (~0.5 ms) stands in for `EVP_PKEY_pairwise_check`, whose SP 800-56B primality tests
     /// cost tens of milliseconds per key and dominated the mock's cold start.
-    private func checkPair() throws(JOSEError) {
+    func checkPair() throws(JOSEError) {
         guard isA("RSA") else {
             return try check("EVP_PKEY_pairwise_check", EVP_PKEY_pairwise_check)
         }
