@@ -14,7 +14,8 @@ final class RSAPrivateKeySeededTests: XCTestCase {
     // same value in every process and on every machine is what `--seed` runs rely on; a change
     // to SeededRandom or to the prime search changes it. Cross-checked by redoing the whole
     // construction in Python (hashlib/hmac stream, the same draws and checks, Miller-Rabin in
-    // place of BN_check_prime, d from lcm(p - 1, q - 1)), which gave the same hash.
+    // place of BN_check_prime, d from lcm(p - 1, q - 1)), which gave the same hash:
+    // Fixtures/check_seeded_vectors.py.
     private let pinnedModulusSHA256 = "fcd251ede347ce25bf9e2a962292197b95b9464586938c75f6a1c45d58e4a646"
 
     /// The same seed gives the same key, down to the PEM and the JWK modulus, and it matches the

@@ -8,6 +8,7 @@ final class SeededRandomTests: XCTestCase {
     //   key = sha256(b"AppleIDMock seeded random v1" + struct.pack(">Q", 7)).digest()
     //   block i = hmac.new(key, struct.pack(">Q", i), hashlib.sha256).digest()
     //   derived(label) keys with sha256(key + label.encode()).digest()
+    // (Fixtures/check_seeded_vectors.py prints them all again.)
     private let seed7First32 = "73a70f7c09be415e3424d26bd920f267272f577ebb0b5ef626e71f706278cc0f"
     private let seed7First75 = "73a70f7c09be415e3424d26bd920f267272f577ebb0b5ef626e71f706278cc0f"
         + "c2a81260395b9eaeb109a777b58f2917217a967f0348da3bc3ac8664cc6e34d85ae8a235d2bcab8fe322ce"
