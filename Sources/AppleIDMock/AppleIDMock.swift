@@ -157,7 +157,7 @@ public final class AppleIDMockServer: Sendable {
     private static func makeDeliverer(_ domain: AppleIDDomain, _ configuration: AppleIDMockConfiguration) -> NotificationDeliverer {
         let transport = HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
                                                   responseTimeout: configuration.notificationResponseTimeout)
-        return NotificationDeliverer(mockState: domain.state, transport: transport, retryDelays: domain.scenario.compatibility.notificationRetryDelays,
+        return NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: domain.scenario.compatibility.notificationRetryDelays,
                                      workers: 4, realTime: configuration.realTime, log: configuration.logger(.warn)) { name, body in
             LoopThread.start(name: name, body)
         }

@@ -43,7 +43,7 @@ enum KeysCommand {
             let key = try KeyRing.generate()
             try write(key.privateKey.pkcs8PEM, to: join(signing, "\(key.keyID).pem"))
         }
-        let keyID = RandomSource.system.string(10, alphabet: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        let keyID = { () -> String in var random = RandomSource.system; return random.string(10, alphabet: "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") }()
         let developerKey = try P256PrivateKey.generate()
         try write(developerKey.pkcs8PEM, to: join(out, "AuthKey_\(keyID).p8"))
         Output.out("developer key id: \(keyID)\npublic key:\n\(try developerKey.publicKey.pem)")

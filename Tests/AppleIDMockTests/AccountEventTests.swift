@@ -36,6 +36,19 @@ final class AccountEventTests: XCTestCase {
         try domain.token(["client_id": "com.example.app", "client_secret": try secret(), "grant_type": "refresh_token", "refresh_token": token])
     }
 
+    /// Notifications taken so far, by domain: the last event read.
+    private var taken: [ObjectIdentifier: UInt64] = [:]
+
+    /// The notifications the events since the last call call for, as the deliverer derives them.
+    private func takeNotifications(_ domain: AppleIDDomain) -> [PendingNotification] {
+        let (events, _) = domain.state.events(after: taken[ObjectIdentifier(domain)] ?? 0)
+        taken[ObjectIdentifier(domain)] = events.last?.sequence ?? taken[ObjectIdentifier(domain)]
+        return events.compactMap { recorded in
+            guard case .accountEvent(let event) = recorded.event else { return nil }
+            return NotificationDeliverer.notification(for: event, sequence: recorded.sequence, scenario: domain.scenario, issuer: domain.issuer)
+        }
+    }
+
     private func event(_ notification: PendingNotification) throws -> JSONObject {
         guard case .string(let text)? = notification.claims["events"], case .object(let event) = try JSONParser.parse(Array(text.utf8)) else {
             throw JOSEError.malformedJWS("events is not a JSON-encoded string")
@@ -52,7 +65,7 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
         let again = try domain.nativeSignIn(userID: "alice", clientID: "com.example.app", scopes: ["name", "email"], nonce: nil, hideEmail: nil)
         XCTAssertEqual(again.email, "alice@example.com", "a first authorization again")
-        let queued = domain.state.takeOutbox().queued
+        let queued = takeNotifications(domain)
         XCTAssertEqual(queued.count, 1)
         let notification = try XCTUnwrap(queued.first)
         XCTAssertEqual(notification.url, "http://127.0.0.1:9/apple")
@@ -75,12 +88,12 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(refused as? AppleIDDomain.NativeSignInError,
                        AppleIDDomain.NativeSignInError(message: "the Apple Account of \"alice\" was deleted", field: "user"))
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
-        XCTAssertEqual(try event(try XCTUnwrap(domain.state.takeOutbox().queued.first))["type"], "account-delete")
+        XCTAssertEqual(try event(try XCTUnwrap(takeNotifications(domain).first))["type"], "account-delete")
         XCTAssertEqual(assertThrows(try domain.state.accountEvent(.emailEnabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
                        AccountEventError(status: 409, message: "the Apple Account of \"alice\" was deleted", field: "user"))
         // Bob is untouched.
         XCTAssertNoThrow(try signIn(domain, user: "bob"))
-        XCTAssertTrue(domain.state.events().contains { $0.event == .accountDeleted(userID: "alice", teamID: "MOCKTEAM01") })
+        XCTAssertTrue(domain.state.events().events.contains { $0.event == .accountDeleted(userID: "alice") })
     }
 
     func testEmailEvents_NeedARelayAddress_ToggleForwarding_AndCarryTheAddress() throws {
@@ -93,7 +106,7 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(domain.state.user("bob")?.relayDisabledTeams, ["MOCKTEAM01"])
         try domain.state.accountEvent(.emailEnabled, user: "bob", clientID: "com.example.app")
         XCTAssertEqual(domain.state.user("bob")?.relayDisabledTeams, [])
-        let queued = domain.state.takeOutbox().queued
+        let queued = takeNotifications(domain)
         XCTAssertEqual(try queued.map { try event($0)["type"] }, ["email-disabled", "email-enabled"])
         XCTAssertEqual(try event(queued[0]), ["type": "email-disabled", "sub": .string(teamSub("bob")), "event_time": .int(frozenNow),
                                                "email": .string(Identity.relayAddress(teamID: "MOCKTEAM01", userID: "bob")), "is_private_email": "true"])
@@ -106,7 +119,7 @@ final class AccountEventTests: XCTestCase {
                        AccountEventError(status: 404, message: "no user \"mallory\"", field: "user"))
         XCTAssertEqual(assertThrows(try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.nope")) as? AccountEventError,
                        AccountEventError(status: 404, message: "no client \"com.nope\" in the scenario", field: "client_id"))
-        XCTAssertTrue(domain.state.takeOutbox().queued.isEmpty)
+        XCTAssertTrue(takeNotifications(domain).isEmpty)
     }
 
     func testRevokeNotifies_OnlyWhenTheKnobIsOn() throws {
@@ -114,7 +127,7 @@ final class AccountEventTests: XCTestCase {
             let domain = try domain { $0.scenario.compatibility.revokeNotifies = notifies }
             let refreshToken = try signIn(domain)
             try domain.revoke(["client_id": "com.example.app", "client_secret": try secret(), "token": refreshToken])
-            let queued = domain.state.takeOutbox().queued
+            let queued = takeNotifications(domain)
             XCTAssertEqual(queued.count, notifies ? 1 : 0)
             if notifies { XCTAssertEqual(try event(queued[0])["type"], "consent-revoked") }
         }
@@ -128,12 +141,12 @@ final class AccountEventTests: XCTestCase {
         let refreshToken = try signIn(domain)
         try domain.clock.advance(by: 3599)
         XCTAssertNoThrow(try refresh(domain, refreshToken))
-        XCTAssertTrue(domain.state.takeOutbox().queued.isEmpty)
+        XCTAssertTrue(takeNotifications(domain).isEmpty)
         try domain.clock.advance(by: 1)
-        XCTAssertEqual(try domain.state.takeOutbox().queued.map { try event($0)["type"] }, ["consent-revoked"])
+        XCTAssertEqual(try takeNotifications(domain).map { try event($0)["type"] }, ["consent-revoked"])
         XCTAssertThrowsError(try refresh(domain, refreshToken))
         try domain.clock.advance(by: 3600)
-        XCTAssertTrue(domain.state.events().contains { $0.event == .timelineEventRefused(index: 1, message: "\"alice\" does not use a relay address with this app group") })
+        XCTAssertTrue(domain.state.events().events.contains { $0.event == .timelineEventRefused(index: 1, message: "\"alice\" does not use a relay address with this app group") })
         // A bad timeline is refused at load, naming the path.
         var scenario = Scenario.default
         scenario.events = [.init(at: 10, type: "account-gone", user: "mallory", clientID: "com.nope")]
@@ -144,7 +157,7 @@ final class AccountEventTests: XCTestCase {
     func testDeliverer_RetriesOnTheSchedule_SignsOnce_AndRecordsEveryAttempt() throws {
         let domain = try domain { $0.scenario.compatibility.notificationRetryDelays = [0, 0] }
         let transport = ScriptedTransport([500, 500, 200])
-        let deliverer = NotificationDeliverer(mockState: domain.state, transport: transport, retryDelays: [0, 0], workers: 1,
+        let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [0, 0], workers: 1,
                                               realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
         defer { deliverer.stop(grace: 0) }
         _ = try signIn(domain)
@@ -162,7 +175,7 @@ final class AccountEventTests: XCTestCase {
 
         // The twin: a receiver that keeps failing exhausts the schedule.
         let failing = try self.domain()
-        let deadEnd = NotificationDeliverer(mockState: failing.state, transport: ScriptedTransport([503]), retryDelays: [0, 0], workers: 1,
+        let deadEnd = NotificationDeliverer(mockState: failing.state, scenario: failing.scenario, issuer: failing.issuer, transport: ScriptedTransport([503]), retryDelays: [0, 0], workers: 1,
                                             realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
         defer { deadEnd.stop(grace: 0) }
         _ = try signIn(failing)
@@ -175,7 +188,7 @@ final class AccountEventTests: XCTestCase {
     func testDeliverer_RecordsNoURL_WhenTheGroupRegisteredNone() throws {
         let domain = try domain { $0.scenario.teams[0].notificationURL = nil }
         let transport = ScriptedTransport([200])
-        let deliverer = NotificationDeliverer(mockState: domain.state, transport: transport, retryDelays: [], workers: 1,
+        let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [], workers: 1,
                                               realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
         defer { deliverer.stop(grace: 0) }
         _ = try signIn(domain)
@@ -201,7 +214,7 @@ final class AccountEventTests: XCTestCase {
         _ = try server.nativeSignIn()
         let accepted = try post(#"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#)
         XCTAssertEqual(accepted.status, 202)
-        XCTAssertEqual(accepted.text, #"{"notification":1,"type":"consent-revoked","user":"alice"}"#)
+        XCTAssertEqual(accepted.text, #"{"notification":1,"notifications":[1],"type":"consent-revoked","user":"alice"}"#)
         let log = try server.get("/__mock/notifications?after=0&wait=5")
         XCTAssertEqual(try jsonObject(log.body)["notifications"]?.arrayValue?.first?.objectValue?["outcome"], "no_url")
         XCTAssertEqual(try server.get("/__mock/notifications?wait=61").text, #"{"error":"expected seconds from 0 to 60","field":"wait"}"#)

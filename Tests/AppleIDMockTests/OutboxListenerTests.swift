@@ -3,7 +3,7 @@ import Foundation
 import JOSE
 import XCTest
 
-/// The outbox listener is called after every operation that leaves a notification (probe N1):
+/// An event listener is called after every operation that records events (probe N1):
 /// it must be the same function at the same depth for the 50,000th event as for the first,
 /// where a closure read out of a `Mutex` through `withLock { $0 }` came back wrapped in two
 /// more reabstraction thunks each time, until the stack overflowed.
@@ -27,10 +27,9 @@ final class OutboxListenerTests: XCTestCase {
 
         let depths = StackDepths()
         let state = domain.state
-        state.onOutbox {
+        state.subscribe {
             var marker = 0
             depths.record(withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) })
-            _ = state.takeOutbox()
         }
         var split: [Double] = []
         var started = Date()

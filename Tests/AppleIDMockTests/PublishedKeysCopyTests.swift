@@ -24,21 +24,28 @@ final class PublishedKeysCopyTests: XCTestCase {
         }
     }
 
-    func testAnOperationThatChangesAKeyAndThenThrows_StillShowsAtAuthKeys() throws {
+    func testAnOperationThatDecidesAKeyAndThenThrows_ChangesNothing() throws {
+        // All or nothing (issue 20): a refused operation publishes no key and records no event.
         let domain = try makeDomain()
         let key = try KeyRing.generate(keyID: "Thrown0001")
-        XCTAssertThrowsError(try domain.state.perform { (world, now) throws(Refused) in
-            try? world.publish(key, now: now)
+        let before = domain.state.lastEventSequence
+        XCTAssertThrowsError(try domain.state.perform { (world, now, changes) throws(Refused) in
+            try? world.publishWithinBound(key, now: now, &changes)
             throw Refused()
         })
-        XCTAssertEqual(domain.state.keys.last?.keyID, "Thrown0001")
+        XCTAssertEqual(domain.state.keys.map(\.keyID), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
+        XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
+        XCTAssertEqual(domain.state.lastEventSequence, before)
+        // The twin: the same operation that does not throw publishes the key, and says so.
+        try domain.state.perform { (world, now, changes) throws(KeyOperationError) in try world.publishWithinBound(key, now: now, &changes) }
         XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ", "Thrown0001"])
+        XCTAssertEqual(domain.state.events(after: before).events.map(\.event.name), ["key-published"])
     }
 
     func testARefusedOperationThatChangesNothing_LeavesAuthKeysAsItWas() throws {
         let domain = try makeDomain()
         let before = domain.state.jwksBody(shuffled: false)
-        XCTAssertThrowsError(try domain.state.perform { (_, _) throws(Refused) in throw Refused() })
+        XCTAssertThrowsError(try domain.state.perform { (_, _, _) throws(Refused) in throw Refused() })
         XCTAssertEqual(domain.state.jwksBody(shuffled: false), before)
         XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
     }

@@ -71,10 +71,10 @@ final class TokenEndpointTests: XCTestCase {
         _ = try server.webCode()
         _ = try server.webCode()
         try server.domain.clock.advance(by: 299)
-        server.domain.state.pruneExpiredCodes()
+        server.domain.state.tick()
         XCTAssertEqual(server.domain.state.pendingCodeCount, 2, "still alive at 299 s")
         try server.domain.clock.advance(by: 1)
-        server.domain.state.pruneExpiredCodes()
+        server.domain.state.tick()
         XCTAssertEqual(server.domain.state.pendingCodeCount, 0)
     }
 

@@ -150,7 +150,7 @@ final class UserIndexTests: XCTestCase {
         let entry = UserIndex.Entry(user: Scenario.User(id: "carol", email: "carol@example.com", givenName: "C", familyName: "C"),
                                     teams: domain.scenario.teams)
         let (_, computedByAdd) = try derivations {
-            try domain.state.perform { world, _ throws(UserOperationError) in try world.addUser(entry) }
+            try domain.state.perform { world, _, changes throws(UserOperationError) in try world.addUser(entry, &changes) }
         }
         XCTAssertEqual(computedByAdd, 0)
         XCTAssertEqual(domain.state.read { world, _ in world.resolveUser(teamSub("carol", team: Self.teamB)) }?.userID, "carol")

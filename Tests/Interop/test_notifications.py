@@ -197,7 +197,7 @@ def test_consent_revoked_reaches_the_backend_ends_refresh_and_makes_the_next_aut
 
     answered = event(mock, "consent-revoked", "alice", "com.example.web")
     assert answered.status_code == 202
-    assert answered.json() == {"notification": 1, "type": "consent-revoked", "user": "alice"}
+    assert answered.json() == {"notification": 1, "notifications": [1], "type": "consent-revoked", "user": "alice"}
     notification, claims, events = verified(mock, receiver.next())
     assert claims["aud"] == "com.example.app", "the app group's primary App ID, though the event named the Services ID"
     assert set(events) == {"type", "sub", "event_time"}
@@ -222,7 +222,7 @@ def test_account_deletion_kills_tokens_refuses_sign_in_and_reads_revoked(started
     bob_sub, bob_refresh = native_sign_in(mock, "bob")
     answered = event(mock, name, sub)
     assert answered.status_code == 202, answered.text
-    assert answered.json() == {"notification": 1, "type": name, "user": sub}
+    assert answered.json() == {"notification": 1, "notifications": [1], "type": name, "user": sub}
     _, _, events = verified(mock, receiver.next())
     assert events["type"] == name and events["sub"] == sub
 
@@ -497,7 +497,7 @@ def test_cli_event_fires_an_event_and_prints_the_answer(started):
     native_sign_in(mock, "alice")
     fired = run_cli("event", "consent-revoked", "--user", "alice", "--client", "com.example.app", "--server", mock.url)
     assert fired.returncode == 0, fired.stderr
-    assert json.loads(fired.stdout) == {"notification": 1, "type": "consent-revoked", "user": "alice"}
+    assert json.loads(fired.stdout) == {"notification": 1, "notifications": [1], "type": "consent-revoked", "user": "alice"}
     assert verified(mock, receiver.next())[2]["type"] == "consent-revoked"
     unknown = run_cli("event", "account-gone", "--user", "alice", "--client", "com.example.app", "--server", mock.url)
     assert unknown.returncode == 2 and "account-gone" in unknown.stderr, unknown.stderr

@@ -1,14 +1,24 @@
 import JOSE
 import MiniHTTP
 
-/// `POST /__mock/events` `{"type", "user", "client_id"}`: a user does at Apple what only a user
-/// can do — stop using Sign in with Apple for the app (`consent-revoked`), delete their account
+/// `/__mock/events`.
+///
+/// `POST {"type", "user", "client_id"}`: a user does at Apple what only a user can do — stop
+/// using Sign in with Apple for the app (`consent-revoked`), delete their account
 /// (`account-delete` / `account-deleted`), turn relay forwarding off or on (`email-disabled`,
-/// `email-enabled`). The state changes at once; the app group's notification follows
-/// (apple-reference.md §7). Answers 202 `{"notification": id or null, "type", "user"}`.
+/// `email-enabled`). The state changes at once; the notifications follow (apple-reference.md
+/// §7). Answers 202 `{"notification": id or null, "notifications": [ids], "type", "user"}`:
+/// the first id is the named app group's; a deletion tells every app group the user signed in to.
+///
+/// `GET [?after=SEQ&wait=S&type=NAME,…&limit=N]`: the event feed — every change to the mock's
+/// state in order (`{"events": [...], "last": SEQ, "missed": N}`); with `wait`, holds the request
+/// up to S seconds (at most 60) until an event after SEQ of those types is recorded.
 struct EventsEndpoint: Sendable {
     let domain: AppleIDDomain
     let notifications: NotificationDeliverer?
+
+    /// Most events one answer lists.
+    static let pageLimit = 1000
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["type", "user", "client_id"])
@@ -18,14 +28,58 @@ struct EventsEndpoint: Sendable {
         }
         let user = try body.string("user")
         let clientID = try body.string("client_id")
-        // The operation names the notifications it queued: its answer is its own record, never
-        // another request's that happened at the same time (probe N3).
-        let queued = try domain.state.accountEvent(type, user: user, clientID: clientID)
-        notifications?.collect()
+        // The operation names the events it caused: its answer is its own records, never
+        // another request's that happened at the same time (probe N3). The deliverer read them
+        // before the operation returned.
+        let sequences = try domain.state.accountEvent(type, user: user, clientID: clientID)
+        let ids = sequences.compactMap { notifications?.record(sequence: $0)?.id }
         var answer = JSONObject()
         answer["type"] = .string(type == .accountDelete ? domain.scenario.compatibility.accountDeletionEventType : type.rawValue)
         answer["user"] = .string(user)
-        answer["notification"] = queued.last.flatMap { notifications?.record(sequence: $0) }.map { .int(Int64($0.id)) } ?? .null
+        answer["notification"] = ids.first.map { .int(Int64($0)) } ?? .null
+        answer["notifications"] = .array(ids.map { .int(Int64($0)) })
         return ControlResponse.json(.object(answer), status: HTTPStatus(202))
+    }
+
+    func list(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        var after: UInt64 = 0
+        var wait: Double = 0
+        var limit = Self.pageLimit
+        var types: Set<String>?
+        for (name, value) in query {
+            switch name {
+            case "after":
+                guard let number = UInt64(value) else { throw ControlRequest.Failure(message: "expected an event sequence number (0 or more)", field: "after") }
+                after = number
+            case "wait":
+                guard let seconds = Double(value), seconds.isFinite, (0...60).contains(seconds) else {
+                    throw ControlRequest.Failure(message: "expected seconds from 0 to 60", field: "wait")
+                }
+                wait = seconds
+            case "limit":
+                guard let number = Int(value), (1...Self.pageLimit).contains(number) else {
+                    throw ControlRequest.Failure(message: "expected 1 to \(Self.pageLimit)", field: "limit")
+                }
+                limit = number
+            case "type":
+                let names = value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                guard !names.isEmpty, names.count <= DomainEvent.names.count, names.allSatisfy(DomainEvent.names.contains) else {
+                    throw ControlRequest.Failure(message: "expected event types separated by commas, among "
+                                                 + DomainEvent.names.joined(separator: ", "), field: "type")
+                }
+                types = Set(names)
+            default:
+                throw ControlRequest.Failure(message: "unknown parameter (expected after, wait, type, limit)", field: name)
+            }
+        }
+        let page = wait > 0
+            ? await domain.state.awaitEvents(after: after, limit: limit, types: types, seconds: wait)
+            : domain.state.events(after: after, limit: limit, types: types)
+        var answer = JSONObject()
+        answer["events"] = .array(page.events.map { .object($0.json) })
+        answer["last"] = .int(Int64(clamping: page.events.last?.sequence ?? after))
+        answer["missed"] = .int(Int64(clamping: page.missed))
+        return ControlResponse.json(.object(answer))
     }
 }

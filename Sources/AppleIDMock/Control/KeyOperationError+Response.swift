@@ -12,6 +12,8 @@ extension KeyOperationError: HTTPResponseError {
         case .tooMany(let kid, let limit):
             ("\(limit) keys are published already, the most signing_keys.max_published allows: retire one first (rotate retires the oldest itself)",
              kid, HTTPStatus(409))
+        case .keySequenceMoved:
+            ("other key operations kept publishing keys meanwhile (--seed derives each key from its place): try again", "", HTTPStatus(409))
         }
         var extra = JSONObject()
         extra["kid"] = .string(kid)

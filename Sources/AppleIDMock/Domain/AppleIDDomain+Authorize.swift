@@ -115,7 +115,7 @@ extension AppleIDDomain {
                                  codeChallengeMethod: request.codeChallengeMethod)
         let result: GrantResult
         do {
-            result = try state.perform { world, now throws(GrantError) in try world.grant(grant, now: now) }.0
+            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(grant, now: now, &changes) }.0
         } catch {
             throw authorizeError(error)
         }

@@ -5,8 +5,8 @@ extension AppleIDDomain {
     /// is the access token from the `Authorization` header.
     public func userMigrationInfo(_ form: [String: String], bearer: String?) throws(OAuthError) -> JSONObject {
         let entry = try authenticateClient(clientID: form["client_id"], clientSecret: form["client_secret"], now: state.now)
-        return try state.perform { world, now throws(OAuthError) in
-            try world.userMigrationInfo(form, teamID: entry.team.teamID, bearer: bearer, now: now)
+        return try state.perform { world, now, changes throws(OAuthError) in
+            try world.userMigrationInfo(form, teamID: entry.team.teamID, bearer: bearer, now: now, &changes)
         }.0
     }
 }

@@ -47,7 +47,7 @@ extension AppleIDDomain {
         let request = GrantRequest(flow: .native, userID: userID, clientID: clientID, scopes: Set(scopes), hideEmail: hideEmail, nonce: nonce)
         let result: GrantResult
         do {
-            result = try state.perform { world, now throws(GrantError) in try world.grant(request, now: now) }.0
+            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
         } catch {
             throw Self.nativeError(error)
         }
@@ -65,7 +65,7 @@ extension AppleIDDomain {
         let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: hideEmail, nonce: nonce, issuesCode: false)
         let result: GrantResult
         do {
-            result = try state.perform { world, now throws(GrantError) in try world.grant(request, now: now) }.0
+            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
         } catch {
             throw Self.nativeError(error)
         }

@@ -34,9 +34,9 @@ extension AppleIDDomain {
                 try client.check(verifier, at: state.now)
                 throw OAuthError.invalidRequest.because("code missing")
             }
-            let granted = try state.perform { world, now throws(OAuthError) in
+            let granted = try state.perform { world, now, changes throws(OAuthError) in
                 try client.check(verifier, at: now)
-                return try world.redeem(code: code, entry: entry, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], now: now)
+                return try world.redeem(code: code, entry: entry, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], now: now, &changes)
             }.0
             answer["access_token"] = .string(granted.accessToken)
             answer["token_type"] = "Bearer"
@@ -48,12 +48,10 @@ extension AppleIDDomain {
                 try client.check(verifier, at: state.now)
                 throw OAuthError.invalidRequest.because("refresh_token missing")
             }
-            let granted = try state.read { world, now in
-                Result { () throws(OAuthError) in
-                    try client.check(verifier, at: now)
-                    return try world.refresh(token: token, entry: entry, now: now)
-                }
-            }.get()
+            let granted = try state.perform { world, now, changes throws(OAuthError) in
+                try client.check(verifier, at: now)
+                return try world.refresh(token: token, entry: entry, now: now, &changes)
+            }.0
             answer["access_token"] = .string(granted.accessToken)
             answer["token_type"] = "Bearer"
             answer["expires_in"] = lifetime
@@ -65,7 +63,7 @@ extension AppleIDDomain {
             guard form["scope"] == "user.migration" else {
                 throw OAuthError.invalidScope.because("client_credentials needs scope user.migration, got \(form["scope"].map(LogText.clip) ?? "none")")
             }
-            let token = try state.read { world, now in Result { () throws(OAuthError) in try world.clientCredentials(entry: entry, now: now) } }.get()
+            let token = try state.perform { world, now, changes throws(OAuthError) in try world.clientCredentials(entry: entry, now: now, &changes) }.0
             answer["access_token"] = .string(token)
             answer["token_type"] = "Bearer"
             answer["expires_in"] = lifetime
@@ -95,6 +93,6 @@ extension AppleIDDomain {
             if scenario.compatibility.revokeRequiresToken { throw .invalidRequest.because("token missing (compatibility.revoke_requires_token is true)") }
             return
         }
-        state.perform { world, now in world.revoke(token: token, entry: entry, now: now) }
+        state.perform { world, now, changes in world.revoke(token: token, entry: entry, now: now, &changes) }
     }
 }

@@ -9,8 +9,6 @@ public final class AppleIDDomain: Sendable {
     public let scenario: Scenario
     /// The `iss` minted into tokens.
     public let issuer: String
-    /// Randomness for identifiers.
-    public let random: RandomSource
     /// Every client with its team, tag and app group.
     public let clients: ClientDirectory
     /// client_secret checks.
@@ -37,7 +35,6 @@ public final class AppleIDDomain: Sendable {
         }
         scenario = configuration.scenario
         issuer = configuration.issuer
-        random = configuration.random
         log = configuration.logger(.warn)
         do {
             clients = try ClientDirectory(scenario: configuration.scenario)
@@ -70,9 +67,10 @@ public final class AppleIDDomain: Sendable {
         if let directory = configuration.keysDirectory ?? settings.directory, BoundedFile.isDirectory(directory) {
             Self.reportCountMismatch(directory: directory, ring: ring, count: settings.count, log: configuration.logger(.warn))
         }
-        let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer,
-                                    random: configuration.random, codeCapacity: max(1, configuration.maxPendingCodes))
-        state = MockState(context: context, ring: ring, realTime: configuration.realTime)
+        let random = configuration.randomSource
+        let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: ring,
+                                    keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes))
+        state = MockState(context: context, realTime: configuration.realTime, random: random)
     }
 
     /// Says on the log how a keys directory whose number of files is not `signing_keys.count`

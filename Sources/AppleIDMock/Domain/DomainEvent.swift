@@ -1,28 +1,75 @@
-/// What an operation on the mock's state did, for those who react to it (notifications, the
-/// state log). Operations return their events; the state owner also keeps the latest ones.
-public enum DomainEvent: Sendable, Hashable {
+/// A change to the mock's state, carrying its whole effect: `World.apply` is the only code that
+/// changes a `World`, and it reads nothing but the event, so the scenario's initial state plus
+/// the recorded events rebuild the same `World` (a replay). Operations decide events without
+/// changing anything; the state owner applies them only when the operation succeeds (all or
+/// nothing). Everything that reacts — notifications, the event feed — reads events.
+public enum DomainEvent: Sendable, Equatable {
     /// A user authorized an app group for the first time (or again after a revocation).
-    case consentGranted(userID: String, teamID: String, groupID: String, consentID: UInt32)
+    case consentGranted(ConsentGrant)
     /// A consent ended: by the app (`/auth/revoke`) or by the user.
     case consentRevoked(userID: String, teamID: String, groupID: String, consentID: UInt32, by: Consent.Revocation)
-    /// A signing key appeared at `/auth/keys`.
-    case keyPublished(kid: String)
+    /// An authorization code was issued (web or native sign-in).
+    case codeIssued(code: String, grant: AuthorizationGrant)
+    /// A code was exchanged at `/auth/token` (it works once).
+    case codeRedeemed(code: String, clientID: String, userID: String, consentID: UInt32)
+    /// Codes that expired by `at` were dropped (they answer `invalid_grant` as before).
+    case codesExpired(at: Int64, count: Int)
+    /// `/auth/token` issued tokens: `authorization_code`, `refresh_token` or `client_credentials`.
+    case tokensIssued(grantType: String, clientID: String, userID: String?, consentID: UInt32)
+    /// A signing key appeared at `/auth/keys`; `step` is its place in the rotation pattern.
+    case keyPublished(key: KeyRing.SigningKey, at: Int64, step: Int64?)
     /// A key began signing new tokens.
-    case keyActivated(kid: String)
+    case keyActivated(kid: String, at: Int64)
     /// A key left `/auth/keys`; what it signed no longer verifies.
-    case keyRetired(kid: String)
-    /// The clock was moved, set, frozen or let run.
-    case clockChanged(now: Int64, frozen: Bool)
+    case keyRetired(kid: String, at: Int64, step: Int64?)
+    /// The rotation pattern was applied up to `at` (moving the clock back does not undo it).
+    case keyScheduleAdvanced(at: Int64)
+    /// The clock was moved, set, frozen or let run; `now` is mock time after the change.
+    case clockChanged(clock: MockClock, now: Int64)
     /// A user was added at runtime.
-    case userAdded(userID: String)
-    /// A team transfer began for a user.
-    case transferStarted(userID: String, fromTeam: String, toTeam: String)
-    /// A user deleted their Apple Account (notified to `teamID`'s app).
-    case accountDeleted(userID: String, teamID: String)
+    case userAdded(AddedUser)
+    /// A team transfer began for a user (`/auth/usermigrationinfo`).
+    case transferStarted(TransferRecord)
+    /// A user's Apple Account was deleted: no sign-in anywhere, no relay mail in any team.
+    case accountDeleted(userID: String)
     /// Relay mail forwarding of a user's address in a team went off or on.
     case relayForwardingChanged(userID: String, teamID: String, enabled: Bool)
+    /// Apple told an app group about an account event (§7): the notification's source.
+    case accountEvent(AccountEventRecord)
     /// A scenario timeline event could not happen (its index and why).
     case timelineEventRefused(index: Int, message: String)
-    /// Everything went back to the scenario's initial state.
-    case reset
+    /// Everything went back to the scenario's initial state, with a new token MAC secret.
+    case reset(ResetRecord)
+}
+
+extension DomainEvent {
+    /// The event's name in the feed and in `type=` filters.
+    public var name: String {
+        switch self {
+        case .consentGranted: "consent-granted"
+        case .consentRevoked: "consent-revoked"
+        case .codeIssued: "code-issued"
+        case .codeRedeemed: "code-redeemed"
+        case .codesExpired: "codes-expired"
+        case .tokensIssued: "tokens-issued"
+        case .keyPublished: "key-published"
+        case .keyActivated: "key-activated"
+        case .keyRetired: "key-retired"
+        case .keyScheduleAdvanced: "key-schedule-advanced"
+        case .clockChanged: "clock-changed"
+        case .userAdded: "user-added"
+        case .transferStarted: "transfer-started"
+        case .accountDeleted: "account-deleted"
+        case .relayForwardingChanged: "relay-forwarding-changed"
+        case .accountEvent: "account-event"
+        case .timelineEventRefused: "timeline-event-refused"
+        case .reset: "reset"
+        }
+    }
+
+    /// Every event name, for messages and validation of `type=`.
+    public static let names = ["consent-granted", "consent-revoked", "code-issued", "code-redeemed", "codes-expired", "tokens-issued",
+                               "key-published", "key-activated", "key-retired", "key-schedule-advanced", "clock-changed", "user-added",
+                               "transfer-started", "account-deleted", "relay-forwarding-changed", "account-event",
+                               "timeline-event-refused", "reset"]
 }

@@ -10,4 +10,7 @@ public enum KeyOperationError: Error, Equatable, Sendable {
     case retired(String)
     /// As many keys as `signing_keys.max_published` are published already (probe finding N7).
     case tooMany(String, limit: Int)
+    /// Under `--seed`, other operations kept publishing keys while this one made its own (busy
+    /// concurrent key operations on a seeded mock).
+    case keySequenceMoved
 }

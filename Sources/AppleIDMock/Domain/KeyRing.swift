@@ -9,7 +9,7 @@ import Synchronization
 /// to it on reset.
 public struct KeyRing: Sendable {
     /// One signing key with its id.
-    public struct SigningKey: Sendable {
+    public struct SigningKey: Sendable, Equatable {
         /// The `kid`.
         public let keyID: String
         /// The private key.
@@ -22,6 +22,11 @@ public struct KeyRing: Sendable {
             self.keyID = keyID
             self.privateKey = privateKey
             self.jwkBytes = JSONWriter.compact(JWK(kid: keyID, publicKey: privateKey.publicKey).json)
+        }
+
+        /// The same kid and public key (the private half follows from it).
+        public static func == (lhs: SigningKey, rhs: SigningKey) -> Bool {
+            lhs.keyID == rhs.keyID && lhs.jwkBytes == rhs.jwkBytes
         }
     }
 
@@ -110,6 +115,7 @@ public struct KeyRing: Sendable {
 
     /// A fresh RSA-2048 key with a random 10-character id like Apple's, or `keyID` when given.
     public static func generate(keyID: String? = nil, random: RandomSource = .system) throws(KeyRingError) -> SigningKey {
+        var random = random
         do {
             return SigningKey(keyID: keyID ?? random.alphanumeric(10), privateKey: try RSAPrivateKey.generate(bits: 2048))
         } catch {

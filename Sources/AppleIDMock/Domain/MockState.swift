@@ -1,151 +1,213 @@
+import Dispatch
 import FoundationEssentials
 import JOSE
 import Synchronization
 
 /// The one owner of everything about the mock that changes (`World`): consents, pending codes,
 /// transfers, users and their accounts, published keys and the signer, the clock, the token MAC
-/// secret. Every operation runs as one critical section with no suspension inside, and returns
-/// its result; the events it caused are kept (the newest `eventCapacity`) for whoever reacts to
-/// them. Slow work — signing, generating RSA keys — happens outside, before or after.
+/// secret, the random stream. Every operation runs as one critical section with no suspension
+/// inside: it decides events, which apply only when it succeeds (all or nothing), and are
+/// recorded in sequence (the newest `eventCapacity` kept) for everything that reacts to them —
+/// the notification deliverer, the event feed — each reading at its own cursor. Slow work —
+/// signing, generating RSA keys — happens outside, before or after.
 public final class MockState: Sendable {
     /// An event with its place in the sequence of all events.
     public struct RecordedEvent: Sendable, Equatable {
         /// 1, 2, 3, … since start (not reset by a reset).
         public var sequence: UInt64
-        /// Mock time of the operation that caused it.
-        public var at: Int64
+        /// Mock time just after the operation that caused it, with fractions.
+        public var at: Double
         /// What happened.
         public var event: DomainEvent
     }
 
     private struct Guarded {
         var world: World
-        var events: [RecordedEvent] = []
-        var sequence: UInt64 = 0
+        var log: EventLog
+        /// The latest real time an operation ran at: mock time never runs backwards from one
+        /// operation to the next unless the clock is moved back.
+        var lastReal: Double
+        /// Expired codes are looked for at most once per mock second.
+        var lastPrune: Int64 = .min
+        /// Feed readers asleep until the next event, by ticket.
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     /// How many recent events are kept.
-    public static let eventCapacity = 1000
+    public static let eventCapacity = 10_000
 
     private let guarded: Mutex<Guarded>
     /// The published keys' JWK fragments, copied out of the world whenever an operation changes
     /// them: `/auth/keys`, the hottest route, reads them without taking the world's lock or the
     /// clock. Lock order: `guarded`, then this.
     private let publishedJWKs: Mutex<[[UInt8]]>
+    /// With `--seed`: the stream `/auth/keys` draws its order from, in request order.
+    private let keyOrder: Mutex<SeededRandom?>
+    private let seededOrder: Bool
     private let context: DomainContext
-    private let ring: KeyRing
     private let realTime: @Sendable () -> Double
 
-    init(context: DomainContext, ring: KeyRing, realTime: @escaping @Sendable () -> Double) {
+    init(context: DomainContext, realTime: @escaping @Sendable () -> Double, random: RandomSource) {
         self.context = context
-        self.ring = ring
         self.realTime = realTime
+        var random = random.resolved()
+        let secret = random.bytes(32)
+        let order = random.derived("jwks order")
+        seededOrder = order != nil
+        keyOrder = Mutex(order)
         let real = realTime()
         let clock = MockClock(context.scenario.clock, real: real)
-        let world = World(context: context, ring: ring, clock: clock, now: clock.seconds(real: real),
-                          secret: context.random.bytes(32), firstConsentID: 1)
-        guarded = Mutex(Guarded(world: world))
+        let world = World(context: context, clock: clock, now: clock.seconds(real: real), secret: secret, firstConsentID: 1, random: random)
+        guarded = Mutex(Guarded(world: world, log: EventLog(capacity: Self.eventCapacity), lastReal: real))
         publishedJWKs = Mutex(world.publishedJWKs)
     }
 
-    /// Runs `operation` as one critical section at mock time now, records its events, and
-    /// returns its result with them.
+    /// Runs `operation` as one critical section at mock time now: the scenario's timeline fires
+    /// first, as the clock passed it; then the operation decides its events, which apply and are
+    /// recorded only when it returns (a throw changes nothing and draws nothing). Returns its
+    /// result and the events recorded in this critical section, timeline ones included.
     @discardableResult
-    func perform<T, E: Error>(_ operation: (inout World, Int64) throws(E) -> T) throws(E) -> (T, [DomainEvent]) {
-        let real = realTime()
-        let (outcome, queued) = guarded.withLock { (guarded: inout Guarded) -> (Result<(T, [DomainEvent]), E>, Bool) in
-            let now = guarded.world.clock.seconds(real: real)
+    func perform<T, E: Error>(_ operation: (World, Int64, inout WorldChanges) throws(E) -> T) throws(E) -> (T, [RecordedEvent]) {
+        let readReal = realTime()
+        let (outcome, recorded, waiters) = guarded.withLock { guarded in
+            let real = max(readReal, guarded.lastReal)
+            guarded.lastReal = real
             let keysRevision = guarded.world.keysRevision
-            guarded.world.preciseNow = guarded.world.clock.now(real: real)
-            guarded.world.pendingEvents = []
-            // The scenario's timeline fires as the clock passes it, before anything else happens then;
-            // its events stand even when the operation itself is refused.
-            guarded.world.fireTimeline(now: now)
-            let timelineEvents = guarded.world.pendingEvents
-            let outcome: Result<(T, [DomainEvent]), E>
+            var recorded: [RecordedEvent] = []
+            housekeeping(&guarded, real: real, into: &recorded)
+            var changes = WorldChanges(guarded.world)
+            changes.preciseNow = guarded.world.clock.now(real: real)
+            changes.real = real
+            let outcome: Result<T, E>
             do throws(E) {
-                let result = try operation(&guarded.world, now)
-                outcome = .success((result, guarded.world.pendingEvents))
+                let clockBefore = guarded.world.clock
+                let result = try operation(guarded.world, guarded.world.clock.seconds(real: real), &changes)
+                commit(&guarded, changes, real: real, into: &recorded)
+                // The clock moved: what its new time brings (timeline, expiry) belongs to this operation.
+                if guarded.world.clock != clockBefore { housekeeping(&guarded, real: real, into: &recorded) }
+                outcome = .success(result)
             } catch {
-                guarded.world.pendingEvents = timelineEvents
                 outcome = .failure(error)
             }
-            record(&guarded, guarded.world.pendingEvents, real: real)
-            // Also after an operation that changed a key and then threw (none does today).
             if guarded.world.keysRevision != keysRevision {
                 let fragments = guarded.world.publishedJWKs
                 publishedJWKs.withLock { $0 = fragments }
             }
-            guarded.world.pendingEvents = []
-            return (outcome, !guarded.world.outbox.isEmpty || !guarded.world.droppedNotifications.isEmpty)
+            let waiters = recorded.isEmpty || guarded.waiters.isEmpty ? [] : Array(guarded.waiters.values)
+            if !waiters.isEmpty { guarded.waiters.removeAll() }
+            return (outcome, recorded, waiters)
         }
-        if queued { notifyOutbox() }
-        return try outcome.get()
+        if !recorded.isEmpty {
+            for waiter in waiters { waiter.resume() }
+            for listener in listeners.withLock({ $0 }) { listener.call() }
+        }
+        return (try outcome.get(), recorded)
     }
 
-    /// Keeps `events` in the recent-events log (a reset moves the clock: its events carry the new time).
-    private func record(_ guarded: inout Guarded, _ events: [DomainEvent], real: Double) {
-        let at = guarded.world.clock.seconds(real: real)
-        for event in events {
-            guarded.sequence += 1
-            guarded.events.append(RecordedEvent(sequence: guarded.sequence, at: at, event: event))
+    /// Applies `changes` and records their events at mock time now.
+    private func commit(_ guarded: inout Guarded, _ changes: WorldChanges, real: Double, into recorded: inout [RecordedEvent]) {
+        for event in changes.events { guarded.world.apply(event) }
+        guarded.world.random = changes.random
+        let at = guarded.world.clock.now(real: real)
+        for event in changes.events { recorded.append(guarded.log.append(event, at: at)) }
+    }
+
+    /// What the passing of time does before any operation: the scenario's timeline events whose
+    /// time has come fire in order (each its own all-or-nothing step), and expired codes go.
+    private func housekeeping(_ guarded: inout Guarded, real: Double, into recorded: inout [RecordedEvent]) {
+        let now = guarded.world.clock.seconds(real: real)
+        while true {
+            var changes = WorldChanges(guarded.world)
+            changes.preciseNow = guarded.world.clock.now(real: real)
+            guard guarded.world.nextTimelineEvent(now: now, &changes) else { break }
+            commit(&guarded, changes, real: real, into: &recorded)
         }
-        if guarded.events.count > Self.eventCapacity { guarded.events.removeFirst(guarded.events.count - Self.eventCapacity) }
+        if now != guarded.lastPrune {
+            guarded.lastPrune = now
+            if let expired = guarded.world.expiredCodes(now: now) {
+                var changes = WorldChanges(guarded.world)
+                changes.emit(expired)
+                commit(&guarded, changes, real: real, into: &recorded)
+            }
+        }
     }
 
     /// Runs `read` at mock time now without changing anything.
     func read<T>(_ read: (World, Int64) -> T) -> T {
-        let real = realTime()
-        return guarded.withLock { guarded in read(guarded.world, guarded.world.clock.seconds(real: real)) }
+        let readReal = realTime()
+        return guarded.withLock { guarded in read(guarded.world, guarded.world.clock.seconds(real: max(readReal, guarded.lastReal))) }
     }
 
-    // MARK: - Notifications
+    // MARK: - Events
 
-    /// Called (outside the lock) after every operation; the deliverer uses it to wake up. Boxed
-    /// in a class: a bare closure read out of a `Mutex` through `withLock { $0 }` is written
-    /// back re-abstracted, two thunks deeper per read, until calling it overflows the stack
-    /// (probe N1). A class reference comes out as it went in.
-    private let outboxListener = Mutex<OutboxListener?>(nil)
+    /// The functions told (outside the lock) that events were recorded.
+    private let listeners = Mutex<[EventListener]>([])
 
-    /// Registers the one function told that the outbox may hold notifications.
-    public func onOutbox(_ listener: @escaping @Sendable () -> Void) {
-        let box = OutboxListener(listener)
-        outboxListener.withLock { $0 = box }
+    /// Registers `listener`, called after every operation that recorded events; it reads them
+    /// with `events(after:)` at its own cursor, so a slow one never blocks an operation.
+    public func subscribe(_ listener: @escaping @Sendable () -> Void) {
+        let box = EventListener(listener)
+        listeners.withLock { $0.append(box) }
     }
 
-    private func notifyOutbox() {
-        outboxListener.withLock { $0 }?.call()
-    }
-
-    /// Takes every queued notification, and those that found the outbox full.
-    public func takeOutbox() -> (queued: [PendingNotification], dropped: [PendingNotification], droppedUncounted: Int) {
+    /// The kept events after `after` of the types in `types` (all when nil), oldest first, at
+    /// most `limit`; and how many after `after` are no longer kept.
+    public func events(after: UInt64 = 0, limit: Int = .max, types: Set<String>? = nil) -> (events: [RecordedEvent], missed: UInt64) {
         guarded.withLock { guarded in
-            defer {
-                guarded.world.outbox = []
-                guarded.world.droppedNotifications = []
-                guarded.world.droppedUncounted = 0
-            }
-            return (guarded.world.outbox, guarded.world.droppedNotifications, guarded.world.droppedUncounted)
+            guarded.log.page(after: after, limit: limit) { types?.contains($0.name) ?? true }
         }
     }
+
+    /// The newest event's sequence number (0 before the first).
+    public var lastEventSequence: UInt64 { guarded.withLock { $0.log.lastSequence } }
+
+    /// Waits up to `seconds` for an event after `after` of `types`; returns what `events` would.
+    /// A reader sleeps until an event is recorded or its time is up, never polling.
+    public func awaitEvents(after: UInt64, limit: Int, types: Set<String>?, seconds: Double) async -> (events: [RecordedEvent], missed: UInt64) {
+        let deadline = realTime() + seconds
+        while true {
+            let page = events(after: after, limit: limit, types: types)
+            let left = deadline - realTime()
+            if !page.events.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled { return page }
+            let seen = lastEventSequence
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ticket = guarded.withLock { guarded -> UInt64? in
+                    // Recorded since the look above: do not sleep.
+                    guard guarded.log.lastSequence == seen else { return nil }
+                    guarded.nextWaiter += 1
+                    guarded.waiters[guarded.nextWaiter] = continuation
+                    return guarded.nextWaiter
+                }
+                guard let ticket else { return continuation.resume() }
+                DispatchQueue.global().asyncAfter(deadline: .now() + max(0.001, left)) { [self] in
+                    guarded.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
+                }
+            }
+        }
+    }
+
+    /// Feed readers asleep now.
+    var waitingReaders: Int { guarded.withLock { $0.waiters.count } }
 
     /// The key that signs id_tokens now, which signs notifications too (§7).
     public var signingKey: KeyRing.SigningKey? { read { world, _ in world.signingKey } }
 
-    /// Applies an account event (§7) and queues its notification; returns the sequence numbers
-    /// of the notifications this event queued (none when nothing is sent), so the caller finds
-    /// its own records in the delivery log whatever else happens at the same time (probe N3).
+    /// Applies an account event (§7); returns the sequence numbers of the account events Apple
+    /// tells app groups about (each one notification), so the caller finds its own records in
+    /// the delivery log whatever else happens at the same time (probe N3).
     @discardableResult
     public func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) -> [UInt64] {
         guard let entry = context.clients.entry(clientID) else {
             throw AccountEventError(status: 404, message: "no client \"\(clientID)\" in the scenario", field: "client_id")
         }
-        return try perform { world, now throws(AccountEventError) in
+        return try perform { world, now, changes throws(AccountEventError) in
             guard let (userID, _) = world.resolveUser(user) else { throw AccountEventError(status: 404, message: "no user \"\(user)\"", field: "user") }
-            let before = world.notificationSequence
-            try world.accountEvent(type, userID: userID, entry: entry, now: now)
-            return before < world.notificationSequence ? Array((before + 1)...world.notificationSequence) : []
-        }.0
+            try world.accountEvent(type, userID: userID, entry: entry, now: now, &changes)
+        }.1.compactMap { recorded in
+            guard case .accountEvent(let record) = recorded.event, record.timelineIndex == nil else { return nil }
+            return recorded.sequence
+        }
     }
 
     // MARK: - Clock
@@ -158,48 +220,81 @@ public final class MockState: Sendable {
 
     /// Mock now with fractions.
     public var preciseNow: Double {
-        let real = realTime()
-        return guarded.withLock { $0.world.clock.now(real: real) }
+        let readReal = realTime()
+        return guarded.withLock { $0.world.clock.now(real: max(readReal, $0.lastReal)) }
     }
 
     /// Seconds the mock clock is ahead of real time (behind when negative).
     public var offsetFromRealTime: Double {
         let real = realTime()
-        return guarded.withLock { $0.world.clock.now(real: real) } - real
+        return guarded.withLock { $0.world.clock.now(real: max(real, $0.lastReal)) } - real
     }
 
-    /// Moves, sets or freezes the clock, then lets the key rotation pattern catch up.
+    /// Moves, sets or freezes the clock, and the key rotation pattern with it.
     @discardableResult
-    public func moveClock(_ change: ClockChange) throws(MockClock.OutOfRange) -> [DomainEvent] {
+    public func moveClock(_ change: ClockChange) throws(MockClock.OutOfRange) -> [RecordedEvent] {
         try moveClock([change])
     }
 
-    /// Applies `changes` in order as one operation: all of them, or none when one leaves the
-    /// clock's range.
+    /// Why a clock move must be decided again: the keys it generated no longer fit.
+    private enum ClockMoveRefusal: Error {
+        case outOfRange(MockClock.OutOfRange)
+        case keysChanged
+    }
+
+    /// Applies `changes` in order as one operation — all of them, or none when one leaves the
+    /// clock's range — together with what the rotation pattern does at the new time: a request
+    /// never sees the new time with the old signer. The keys the pattern needs are generated
+    /// first, outside the lock; if another operation got in between, it is decided again.
     @discardableResult
-    public func moveClock(_ changes: [ClockChange]) throws(MockClock.OutOfRange) -> [DomainEvent] {
-        let real = realTime()
-        var (_, events) = try perform { (world: inout World, _: Int64) throws(MockClock.OutOfRange) in
-            var clock = world.clock
-            for change in changes {
-                switch change {
-                case .advance(let seconds): try clock.advance(by: seconds, real: real)
-                case .set(let instant): try clock.set(to: instant, real: real)
-                case .freeze(let frozen): clock.setFrozen(frozen, real: real)
-                }
+    public func moveClock(_ changes: [ClockChange]) throws(MockClock.OutOfRange) -> [RecordedEvent] {
+        for attempt in 0..<4 {
+            let readReal = realTime()
+            let needed = try guarded.withLock { guarded throws(MockClock.OutOfRange) -> (count: Int, ordinal: UInt64) in
+                let real = max(readReal, guarded.lastReal)
+                let clock = try Self.moved(guarded.world.clock, changes, real: real)
+                return (guarded.world.scheduleNeeds(now: clock.seconds(real: real)), guarded.world.keysPublished)
             }
-            world.clock = clock
-            world.emit(.clockChanged(now: clock.seconds(real: real), frozen: clock.isFrozen))
+            let fresh = needed.count > 0 ? generateKeys(needed.count, ordinal: needed.ordinal) : []
+            let lastTry = attempt == 3
+            do throws(ClockMoveRefusal) {
+                return try perform { world, _, decided throws(ClockMoveRefusal) in
+                    let clock: MockClock
+                    do throws(MockClock.OutOfRange) {
+                        clock = try Self.moved(world.clock, changes, real: decided.real)
+                    } catch {
+                        throw .outOfRange(error)
+                    }
+                    let now = clock.seconds(real: decided.real)
+                    let stale = world.scheduleNeeds(now: now) > fresh.count || (context.keySeed != nil && world.keysPublished != needed.ordinal)
+                    if stale && !lastTry { throw .keysChanged }
+                    decided.emit(.clockChanged(clock: clock, now: now))
+                    world.advanceSchedule(now: now, fresh: fresh, &decided)
+                }.1
+            } catch {
+                if case .outOfRange(let error) = error { throw error }
+            }
         }
-        events += tick()
-        events += advanceKeySchedule()
-        return events
+        return []
+    }
+
+    /// `clock` after `changes`.
+    private static func moved(_ clock: MockClock, _ changes: [ClockChange], real: Double) throws(MockClock.OutOfRange) -> MockClock {
+        var clock = clock
+        for change in changes {
+            switch change {
+            case .advance(let seconds): try clock.advance(by: seconds, real: real)
+            case .set(let instant): try clock.set(to: instant, real: real)
+            case .freeze(let frozen): clock.setFrozen(frozen, real: real)
+            }
+        }
+        return clock
     }
 
     /// An operation that does nothing but let the scenario's timeline fire up to now.
     @discardableResult
-    public func tick() -> [DomainEvent] {
-        perform { _, _ in }.1
+    public func tick() -> [RecordedEvent] {
+        perform { _, _, _ in }.1
     }
 
     /// A change to the clock.
@@ -215,31 +310,66 @@ public final class MockState: Sendable {
     // MARK: - Keys
 
     /// Brings the keys to what the scenario's rotation pattern says now: generates the keys it
-    /// needs outside the lock, then applies them in one critical section. Call after moving the
-    /// clock; the server also calls it once a second for a running clock.
+    /// needs outside the lock, then applies them in one critical section. The server calls it
+    /// once a second for a running clock (a clock move applies the pattern itself).
     /// `stopping` cuts a long catch-up short (the server stops): by default the current task's
     /// cancellation.
     @discardableResult
-    public func advanceKeySchedule(stopping: () -> Bool = { Task.isCancelled }) -> [DomainEvent] {
-        let needed = read { world, now in world.scheduleNeeds(now: now) }
-        guard read({ world, _ in world.schedule != nil }) else { return [] }
+    public func advanceKeySchedule(stopping: () -> Bool = { Task.isCancelled }) -> [RecordedEvent] {
+        let (needed, ordinal, scheduled) = read { world, now in (world.scheduleNeeds(now: now), world.keysPublished, world.schedule != nil) }
+        guard scheduled else { return [] }
         var fresh: [KeyRing.SigningKey] = []
-        for _ in 0..<needed {
+        for index in 0..<needed {
             guard !stopping() else { return [] }
-            guard let key = try? KeyRing.generate(random: context.random) else { break }
+            guard let key = generateKeys(1, ordinal: ordinal + UInt64(index)).first else { break }
             fresh.append(key)
         }
-        return perform { world, now in world.advanceSchedule(now: now, fresh: fresh) }.1
+        return perform { world, now, changes in
+            // Under --seed a key is the nth key's; another operation took that place: the next call tries again.
+            guard context.keySeed == nil || world.keysPublished == ordinal else { return }
+            world.advanceSchedule(now: now, fresh: fresh, &changes)
+        }.1
     }
+
+    /// `count` fresh RSA-2048 keys, the first to be the `ordinal`th key published: under
+    /// `--seed`, the same keys and kids in every run (derived from the seed and the ordinal);
+    /// otherwise from OpenSSL's generator. Slow: never call it inside the lock.
+    public func generateKeys(_ count: Int, ordinal: UInt64) -> [KeyRing.SigningKey] {
+        (0..<count).compactMap { index in
+            guard let seed = context.keySeed else { return try? KeyRing.generate() }
+            let stream = seed.derived("key \(ordinal + UInt64(index))")
+            var random = RandomSource(stream: stream.derived("kid"))
+            var material = stream.derived("rsa")
+            let keyID = random.alphanumeric(10)
+            guard let privateKey = try? RSAPrivateKey.generate(bits: 2048, seed: material.bytes(32)) else { return nil }
+            return KeyRing.SigningKey(keyID: keyID, privateKey: privateKey)
+        }
+    }
+
+    /// The ordinal the next published key gets (what `generateKeys` needs).
+    public var nextKeyOrdinal: UInt64 { read { world, _ in world.keysPublished } }
+
+    /// Whether keys are derived from `--seed` (an operation must check the ordinal it generated for).
+    var seedsKeys: Bool { context.keySeed != nil }
 
     /// Every key the mock has known, in publication order.
     public var keys: [KeyRecord] { read { world, _ in world.keys } }
 
     /// The `{"keys":[…]}` body of `/auth/keys`, in a random order when `shuffled` (Apple's order
-    /// changes between fetches, §1.5).
+    /// changes between fetches, §1.5); under `--seed`, the order comes from the seed.
     public func jwksBody(shuffled: Bool) -> [UInt8] {
         var fragments = publishedJWKs.withLock { $0 }
-        if shuffled { fragments.shuffle() }
+        if shuffled {
+            if seededOrder, let draws = keyOrder.withLock({ $0?.bytes(fragments.count * 4) }) {
+                // Fisher–Yates on the seeded draws (4 bytes each; the modulo bias is immaterial here).
+                for index in stride(from: fragments.count - 1, to: 0, by: -1) {
+                    let draw = draws[index * 4..<index * 4 + 4].reduce(0) { $0 << 8 | Int($1) }
+                    fragments.swapAt(index, draw % (index + 1))
+                }
+            } else {
+                fragments.shuffle()
+            }
+        }
         var body: [UInt8] = Array(#"{"keys":["#.utf8)
         body.reserveCapacity(16 + fragments.reduce(0) { $0 + $1.count + 1 })
         for (index, fragment) in fragments.enumerated() {
@@ -262,38 +392,28 @@ public final class MockState: Sendable {
 
     /// Returns everything to the scenario's initial state: users, consents, codes, transfers,
     /// keys, clock. The MAC secret is new, so no code or token from before works after.
-    public func reset() {
-        let real = realTime()
-        perform { world, _ in
-            let clock = MockClock(context.scenario.clock, real: real)
-            let keysRevision = world.keysRevision
-            let notificationSequence = world.notificationSequence
-            world = World(context: context, ring: ring, clock: clock, now: clock.seconds(real: real),
-                          secret: context.random.bytes(32), firstConsentID: world.nextConsentID)
-            world.keysRevision = keysRevision &+ 1
-            world.notificationSequence = notificationSequence
-            world.emit(.reset)
-        }
+    @discardableResult
+    public func reset() -> [RecordedEvent] {
+        perform { world, _, changes in
+            let clock = MockClock(context.scenario.clock, real: changes.real)
+            changes.emit(.reset(ResetRecord(clock: clock, now: clock.seconds(real: changes.real), secret: changes.random.bytes(32),
+                                            firstConsentID: world.nextConsentID)))
+        }.1
     }
 
-    /// The newest events with a sequence number above `after`, oldest first.
-    public func events(after: UInt64 = 0) -> [RecordedEvent] {
-        guarded.withLock { $0.events.filter { $0.sequence > after } }
-    }
-
-    /// Drops expired codes now.
-    public func pruneExpiredCodes() {
-        perform { world, now in world.pruneCodes(now: now, force: true) }
-    }
-
-    /// Ends every live consent of `userID` (in `teamID` only, when given) as `who`; returns how many.
+    /// Ends every live consent of `userID` (in `teamID` only, when given) as `who`, sending no
+    /// notification; returns how many.
     @discardableResult
     public func revokeConsents(userID: String, teamID: String? = nil, by who: Consent.Revocation) -> Int {
-        perform { world, _ in world.endConsents(userID: userID, teamID: teamID, by: who) }.0
+        perform { world, _, changes in
+            let endings = world.consentEndings(userID: userID, teamID: teamID, by: who)
+            for ending in endings { changes.emit(ending) }
+            return endings.count
+        }.0
     }
 
-    /// Codes issued and not yet redeemed.
-    public var pendingCodeCount: Int { read { world, _ in world.pendingCodeCount } }
+    /// Codes issued and not yet redeemed (expired ones linger until the next mock second's look).
+    public var pendingCodeCount: Int { read { world, _ in world.pendingCodes.count } }
 
     /// Live consents.
     public var consentCount: Int { read { world, _ in world.consents.count } }

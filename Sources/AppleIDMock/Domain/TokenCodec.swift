@@ -59,8 +59,14 @@ public struct TokenCodec: Sendable {
     private static let hexDigits = Array("0123456789abcdef".utf8)
     private static let letterAlphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
 
-    /// Makes a token for `payload`.
+    /// Makes a token for `payload`, drawing from the codec's own source.
     public func encode(_ payload: Payload) throws(TimeOutOfRange) -> String {
+        var random = random
+        return try encode(payload, random: &random)
+    }
+
+    /// Makes a token for `payload`, drawing its random part from `random`.
+    public func encode(_ payload: Payload, random: inout RandomSource) throws(TimeOutOfRange) -> String {
         guard let issuedAt = UInt32(exactly: payload.issuedAt) else { throw TimeOutOfRange(issuedAt: payload.issuedAt) }
         // One draw: 8 candidate bytes for the 4 letters (a byte below 234 maps to a letter without
         // modulo bias), 2 bytes of noise in the payload.

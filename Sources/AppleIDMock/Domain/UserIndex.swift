@@ -4,22 +4,9 @@
 /// hashes, so each user's are computed once, when the user is added, and outside the lock
 /// (`Entry`); the memory is two entries per user per team.
 struct UserIndex: Sendable {
-    /// A user and their identifiers in each team of the scenario, in the scenario's team order.
-    struct Entry: Sendable {
-        /// The user they belong to.
-        let user: Scenario.User
-        /// The user's `sub` in each team.
-        let subjects: [String]
-        /// The user's relay address in each team.
-        let relayAddresses: [String]
-
-        /// Computes `user`'s identifiers in `teams` (2 SHA-256 per team: call it outside the lock).
-        init(user: Scenario.User, teams: [Scenario.Team]) {
-            self.user = user
-            subjects = teams.map { Identity.subject(teamID: $0.teamID, userID: user.id) }
-            relayAddresses = teams.map { Identity.relayAddress(teamID: $0.teamID, userID: user.id) }
-        }
-    }
+    /// A user and their identifiers in each team of the scenario (2 SHA-256 per team: make it
+    /// outside the lock).
+    typealias Entry = AddedUser
 
     /// Whose identifier it is: the user, and the team's place in the scenario's list.
     struct Owner: Sendable, Equatable {

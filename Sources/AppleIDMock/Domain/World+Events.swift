@@ -30,140 +30,86 @@ public struct AccountEventError: Error, Equatable, Sendable {
     public var field: String
 }
 
-/// A server-to-server notification decided inside an operation, signed and sent later. It
-/// keeps the JWT payload as bytes (one allocation): outbox and delivery log hold thousands.
-public struct PendingNotification: Sendable, Equatable {
-    /// The JWT payload as it will be signed: the compact JSON of the claims (`iss`, `aud`, `iat`,
-    /// `exp`, `jti`, `events`).
-    public let payload: [UInt8]
-    /// The event's `type`.
-    public let type: String
-    /// The app group's primary App ID (the `aud`).
-    public let groupID: String
-    /// Where it goes; nil when the app group registered no URL.
-    public let url: String?
-    /// The user it is about.
-    public let userID: String
-    /// Its number among every notification the mock queued (1, 2, 3, … across resets): the
-    /// operation that queued it knows it, so it can find its own record in the delivery log
-    /// (probe finding N3).
-    public let sequence: UInt64
-
-    /// The claims, read back from the payload.
-    public var claims: JSONObject { Self.claims(payload) }
-
-    /// The claims of a compact JSON payload (empty for anything else).
-    static func claims(_ payload: [UInt8]) -> JSONObject {
-        guard case .object(let claims)? = try? JSONParser.parse(payload) else { return JSONObject() }
-        return claims
-    }
-
-    /// The event object of `claims`, whether `events` carries it as a JSON string (Apple's
-    /// payloads) or as an object (Apple's examples).
-    static func event(_ claims: JSONObject) -> JSONObject {
-        switch claims["events"] {
-        case .object(let event)?: return event
-        case .string(let text)?:
-            guard case .object(let event)? = try? JSONParser.parse(Array(text.utf8)) else { return JSONObject() }
-            return event
-        default: return JSONObject()
-        }
-    }
-}
-
 extension World {
-    /// Most notifications waiting in the outbox; beyond it they are recorded as dropped, never lost silently.
-    static let outboxCapacity = 10_000
-
-    /// Applies an account event as Apple does (§7) and queues its notification.
+    /// Applies an account event as Apple does (§7): decides its state changes and the account
+    /// events Apple tells app groups about (their notifications follow from those).
     ///
     /// - `consent-revoked`: the app group's consent ends, its tokens die, the next sign-in is a first one.
-    /// - account deletion: the account can no longer sign in anywhere, every consent of the user in
-    ///   the team ends, relay forwarding stops for the team's apps.
+    /// - account deletion: the account can no longer sign in anywhere; every consent of the user,
+    ///   in every team, ends; relay forwarding stops; every app group the user had signed in to
+    ///   is told (the named one first), not only the named one.
     /// - `email-disabled` / `email-enabled`: relay forwarding off / on, for a user who hid their
     ///   email from this app group.
-    mutating func accountEvent(_ type: AccountEventType, userID: String, entry: ClientDirectory.Entry, now: Int64) throws(AccountEventError) {
-        guard var account = users[userID] else { throw AccountEventError(status: 404, message: "no user \"\(userID)\"", field: "user") }
+    func accountEvent(_ type: AccountEventType, userID: String, entry: ClientDirectory.Entry, now: Int64, timelineIndex: Int? = nil,
+                      _ changes: inout WorldChanges) throws(AccountEventError) {
+        guard let account = users[userID] else { throw AccountEventError(status: 404, message: "no user \"\(userID)\"", field: "user") }
         guard !account.deleted else { throw AccountEventError(status: 409, message: "the Apple Account of \"\(userID)\" was deleted", field: "user") }
         let teamID = entry.team.teamID
         let key = Consent.Key(teamID: teamID, groupID: entry.groupID, userID: userID)
-        var event = JSONObject()
-        let compatibility = context.scenario.compatibility
-        event["type"] = .string(type == .accountDelete ? compatibility.accountDeletionEventType : type.rawValue)
-        event["sub"] = .string(Identity.subject(teamID: teamID, userID: userID))
-        event["event_time"] = .int(compatibility.eventTimeUnit == .milliseconds ? eventMilliseconds(now) : now)
         switch type {
         case .consentRevoked:
-            guard let consent = consents[key] else {
+            guard let consent = consents[key], let ending = consentEnding(id: consent.id, by: .byUser) else {
                 throw AccountEventError(status: 409, message: "\"\(userID)\" has not signed in to this app group", field: "user")
             }
-            endConsent(id: consent.id, by: .byUser)
+            changes.emit(ending)
+            changes.emit(.accountEvent(accountEventRecord(type, key: key, now: now, timelineIndex: timelineIndex, changes: &changes)))
         case .accountDelete:
-            account.deleted = true
-            account.relayDisabledTeams.insert(teamID)
-            users[userID] = account
-            endConsents(userID: userID, teamID: teamID, by: .byUser)
-            emit(.accountDeleted(userID: userID, teamID: teamID))
+            var told = [key]
+            for other in consents.keys.filter({ $0.userID == userID && $0 != key })
+                .sorted(by: { ($0.teamID, $0.groupID) < ($1.teamID, $1.groupID) }) {
+                told.append(other)
+            }
+            for ending in consentEndings(userID: userID, by: .byUser) { changes.emit(ending) }
+            changes.emit(.accountDeleted(userID: userID))
+            for group in told {
+                changes.emit(.accountEvent(accountEventRecord(type, key: group, now: now, timelineIndex: timelineIndex, changes: &changes)))
+            }
         case .emailDisabled, .emailEnabled:
             guard consents[key]?.hideEmail == true else {
                 throw AccountEventError(status: 409, message: "\"\(userID)\" does not use a relay address with this app group", field: "user")
             }
-            if type == .emailDisabled { account.relayDisabledTeams.insert(teamID) } else { account.relayDisabledTeams.remove(teamID) }
-            users[userID] = account
-            emit(.relayForwardingChanged(userID: userID, teamID: teamID, enabled: type == .emailEnabled))
-            event["email"] = .string(Identity.relayAddress(teamID: teamID, userID: userID))
-            // §7 [D]: "is_private_email" is the string "true" in these events.
-            event["is_private_email"] = "true"
+            changes.emit(.relayForwardingChanged(userID: userID, teamID: teamID, enabled: type == .emailEnabled))
+            var record = accountEventRecord(type, key: key, now: now, timelineIndex: timelineIndex, changes: &changes)
+            record.email = Identity.relayAddress(teamID: teamID, userID: userID)
+            changes.emit(.accountEvent(record))
         }
-        queueNotification(event: event, entry: entry, userID: userID, now: now)
+    }
+
+    /// The account event Apple tells `key`'s app group about, with its notification id drawn now.
+    func accountEventRecord(_ type: AccountEventType, key: Consent.Key, now: Int64, timelineIndex: Int? = nil,
+                            changes: inout WorldChanges) -> AccountEventRecord {
+        let milliseconds = context.scenario.compatibility.eventTimeUnit == .milliseconds
+        return AccountEventRecord(type: type, userID: key.userID, teamID: key.teamID, groupID: key.groupID,
+                                  subject: Identity.subject(teamID: key.teamID, userID: key.userID),
+                                  eventTime: milliseconds ? Self.eventMilliseconds(now, precise: changes.preciseNow) : now, at: now,
+                                  email: nil, notificationID: changes.random.hex(32), timelineIndex: timelineIndex)
     }
 
     /// `now` in milliseconds, with the fraction of the operation's start when it is the same second.
-    func eventMilliseconds(_ now: Int64) -> Int64 {
-        Int64(preciseNow.rounded(.down)) == now ? Int64((preciseNow * 1000).rounded(.down)) : now * 1000
+    static func eventMilliseconds(_ now: Int64, precise: Double) -> Int64 {
+        Int64(precise.rounded(.down)) == now ? Int64((precise * 1000).rounded(.down)) : now * 1000
     }
 
-    /// Puts the notification of `event` for `entry`'s app group in the outbox (§7).
-    mutating func queueNotification(event: JSONObject, entry: ClientDirectory.Entry, userID: String, now: Int64) {
-        var claims = JSONObject()
-        claims["iss"] = .string(context.issuer)
-        claims["aud"] = .string(entry.groupID)
-        claims["iat"] = .int(now)
-        // One real token had exp = iat + 24 h (§7 [O]).
-        claims["exp"] = .int(now + 86_400)
-        claims["jti"] = .string(context.random.hex(32))
-        claims["events"] = context.scenario.compatibility.eventsClaimFormat == .string
-            ? .string(String(decoding: JSONWriter.compact(.object(event)), as: UTF8.self)) : .object(event)
-        notificationSequence += 1
-        let notification = PendingNotification(payload: JSONWriter.compact(.object(claims)), type: event["type"]?.stringValue ?? "",
-                                               groupID: entry.groupID,
-                                               url: context.scenario.notificationURL(group: entry.groupID, team: entry.team), userID: userID,
-                                               sequence: notificationSequence)
-        if outbox.count >= Self.outboxCapacity {
-            // Reported in the delivery log as dropped; beyond 1,000 only counted.
-            if droppedNotifications.count < 1000 { droppedNotifications.append(notification) } else { droppedUncounted += 1 }
-        } else {
-            outbox.append(notification)
-        }
-    }
-}
-
-extension World {
-    /// Fires the scenario's timeline events whose `at` (seconds after start) the clock has passed,
-    /// in order; a refused one is reported as an event and skipped.
-    mutating func fireTimeline(now: Int64) {
+    /// The scenario's timeline event due at `now` (seconds after start), if one is: its index,
+    /// and the events it decides (a refused one is reported as an event and skipped).
+    func nextTimelineEvent(now: Int64, _ changes: inout WorldChanges) -> Bool {
         let timeline = context.scenario.events
-        while nextTimelineEvent < timeline.count {
-            let scheduled = timeline[nextTimelineEvent]
-            guard start + Int64(scheduled.at) <= now else { return }
-            nextTimelineEvent += 1
-            guard let type = AccountEventType(name: scheduled.type), let entry = context.clients.entry(scheduled.clientID) else { continue }
-            let userID = resolveUser(scheduled.user)?.userID ?? scheduled.user
-            do {
-                try accountEvent(type, userID: userID, entry: entry, now: now)
-            } catch {
-                emit(.timelineEventRefused(index: nextTimelineEvent - 1, message: error.message))
-            }
+        guard nextTimelineEvent < timeline.count else { return false }
+        let index = nextTimelineEvent
+        let scheduled = timeline[index]
+        guard start + Int64(scheduled.at) <= now else { return false }
+        guard let type = AccountEventType(name: scheduled.type), let entry = context.clients.entry(scheduled.clientID) else {
+            changes.emit(.timelineEventRefused(index: index, message: "unknown event type or client"))
+            return true
         }
+        let userID = resolveUser(scheduled.user)?.userID ?? scheduled.user
+        var attempt = changes
+        do {
+            try accountEvent(type, userID: userID, entry: entry, now: now, timelineIndex: index, &attempt)
+            changes = attempt
+        } catch {
+            changes.emit(.timelineEventRefused(index: index, message: error.message))
+        }
+        return true
     }
 }

@@ -57,7 +57,7 @@ extension World {
     /// A sign-in: the user's consent for the app group (created on the first authorization,
     /// one critical section with the check), a code bound to the client, redirect URI and PKCE
     /// challenge, and the id_token claims.
-    mutating func grant(_ request: GrantRequest, now: Int64) throws(GrantError) -> GrantResult {
+    func grant(_ request: GrantRequest, now: Int64, _ changes: inout WorldChanges) throws(GrantError) -> GrantResult {
         guard let account = users[request.userID] else { throw .unknownUser(request.userID) }
         guard !account.deleted else { throw .accountDeleted(request.userID) }
         guard let entry = context.clients.entry(request.clientID) else { throw .unknownClient(request.clientID) }
@@ -73,10 +73,10 @@ extension World {
             return GrantResult(user: user, entry: entry, consentScopes: existing?.scopes ?? ["email"], hideEmail: hide, isFirst: existing == nil,
                                code: nil, claims: claims, signingKey: signingKey)
         }
-        pruneCodes(now: now)
         guard pendingCodes.count < context.codeCapacity else { throw .capacity(.codes(context.codeCapacity)) }
-        let (consent, isFirst) = authorize(key, scopes: request.scopes.intersection(["name", "email"]),
+        let (consent, granted) = authorize(key, scopes: request.scopes.intersection(["name", "email"]),
                                            hideEmail: request.hideEmail ?? user.hideEmail, now: now)
+        let isFirst = granted != nil
         // Codes for one consent in one second differ only by their random part (4 letters and 2
         // bytes, about 3e10 values): thousands a second can draw one still pending, which would
         // replace that grant (its nonce, redirect and PKCE) and leave its holder "already used".
@@ -84,7 +84,7 @@ extension World {
         var code = ""
         for _ in 0..<Self.codeDraws {
             do {
-                code = try encode(.code, consentID: consent.id, client: entry, now: now)
+                code = try encode(.code, consentID: consent.id, client: entry, now: now, &changes)
             } catch {
                 throw .timeOutOfRange
             }
@@ -92,10 +92,11 @@ extension World {
         }
         guard pendingCodes[code] == nil else { throw .capacity(.codes(context.codeCapacity)) }
         let lifetime = Int64(context.scenario.lifetimes.authorizationCode)
-        pendingCodes[code] = AuthorizationGrant(clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id,
-                                                teamID: entry.team.teamID, userID: user.id, nonce: request.nonce,
-                                                codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
-                                                authTime: now, expiresAt: now + lifetime, flow: request.flow, isFirstAuthorization: isFirst)
+        if let granted { changes.emit(.consentGranted(granted)) }
+        changes.emit(.codeIssued(code: code, grant: AuthorizationGrant(
+            clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id, teamID: entry.team.teamID, userID: user.id,
+            nonce: request.nonce, codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
+            authTime: now, expiresAt: now + lifetime, flow: request.flow, isFirstAuthorization: isFirst)))
         var claims = identityClaims(for: entry, user: user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: isFirst, now: now)
         claims.nonce = request.nonce
         claims.codeHash = IdentityTokenClaims.halfHash(code)
@@ -105,27 +106,24 @@ extension World {
                            code: code, claims: claims, signingKey: signingKey)
     }
 
-    /// The user's consent for the group, created (a first authorization) when absent.
-    private mutating func authorize(_ key: Consent.Key, scopes: Set<String>, hideEmail: Bool, now: Int64) -> (Consent, Bool) {
-        if let existing = consents[key] { return (existing, false) }
+    /// The user's consent for the group, and its grant when this is the first authorization
+    /// (nothing changes until the grant's event applies).
+    private func authorize(_ key: Consent.Key, scopes: Set<String>, hideEmail: Bool, now: Int64) -> (Consent, ConsentGrant?) {
+        if let existing = consents[key] { return (existing, nil) }
         let consent = Consent(id: nextConsentID, scopes: scopes, hideEmail: hideEmail, grantedAt: now)
-        nextConsentID &+= 1
-        if nextConsentID == 0 { nextConsentID = 1 }
-        consents[key] = consent
-        consentKeys[consent.id] = key
-        endedConsents[key] = nil
-        emit(.consentGranted(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: consent.id))
-        return (consent, true)
+        let grant = ConsentGrant(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: consent.id, scopes: scopes,
+                                 hideEmail: hideEmail,
+                                 relayAddress: hideEmail ? Identity.relayAddress(teamID: key.teamID, userID: key.userID) : nil, at: now)
+        return (consent, grant)
     }
 
     /// Fresh codes drawn at most for one grant when each equals a pending one.
     static let codeDraws = 8
 
-    /// Drops expired codes, at most once per mock second unless `force`d.
-    mutating func pruneCodes(now: Int64, force: Bool = false) {
-        guard force || now != lastPrune else { return }
-        lastPrune = now
-        if pendingCodes.contains(where: { $0.value.expiresAt <= now }) { pendingCodes = pendingCodes.filter { $0.value.expiresAt > now } }
+    /// The event that drops the codes expired at `now`, when there are any.
+    func expiredCodes(now: Int64) -> DomainEvent? {
+        let count = pendingCodes.values.count { $0.expiresAt <= now }
+        return count > 0 ? .codesExpired(at: now, count: count) : nil
     }
 
     /// Pending codes (expired ones linger until the next grant prunes them).
@@ -136,7 +134,8 @@ extension World {
     /// Redeems `code` for `entry`: fails when unknown, used, expired, or bound to another client,
     /// redirect URI or PKCE verifier; only a fully successful redemption consumes the code
     /// (§1.2, §1.3, §9). A genuine code that is no longer pending and not yet expired was used.
-    mutating func redeem(code: String, entry: ClientDirectory.Entry, redirectURI: String?, verifier: String?, now: Int64) throws(OAuthError) -> TokenGrant {
+    func redeem(code: String, entry: ClientDirectory.Entry, redirectURI: String?, verifier: String?, now: Int64,
+                _ changes: inout WorldChanges) throws(OAuthError) -> TokenGrant {
         guard let grant = pendingCodes[code] else {
             guard let payload = codec.decode(code), payload.kind == .code else {
                 throw .codeExpired.because("code unknown: not a code this mock issued")
@@ -153,12 +152,10 @@ extension World {
         // A code issued after now (the clock moved back since) is no more valid than an expired
         // one: its id_token would have auth_time after iat (probe N14).
         if grant.authTime > now {
-            pendingCodes[code] = nil
             throw .codeExpired.because("code issued at mock time \(ClientSecretVerifier.time(grant.authTime)), after now "
                                        + "(\(ClientSecretVerifier.time(now))): the clock moved back")
         }
         if now >= grant.expiresAt {
-            pendingCodes[code] = nil
             throw .codeExpired.because("code expired at mock time \(ClientSecretVerifier.time(now)) (exp \(ClientSecretVerifier.time(grant.expiresAt)))")
         }
         if grant.clientID != entry.client.clientID {
@@ -187,14 +184,15 @@ extension World {
                     : "code_verifier is \(length) characters; RFC 7636 needs 43 to 128")
             }
         }
-        pendingCodes[code] = nil
         let accessToken: String, refreshToken: String
         do {
-            accessToken = try encode(.access, consentID: consent.id, client: entry, now: now)
-            refreshToken = try encode(.refresh, consentID: consent.id, client: entry, now: now)
+            accessToken = try encode(.access, consentID: consent.id, client: entry, now: now, &changes)
+            refreshToken = try encode(.refresh, consentID: consent.id, client: entry, now: now, &changes)
         } catch {
             throw .invalidRequest.because(Self.clockBeyondTokens)
         }
+        changes.emit(.codeRedeemed(code: code, clientID: entry.client.clientID, userID: grant.userID, consentID: consent.id))
+        changes.emit(.tokensIssued(grantType: "authorization_code", clientID: entry.client.clientID, userID: grant.userID, consentID: consent.id))
         var claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail,
                                     isFirst: grant.isFirstAuthorization, now: now)
         claims.nonce = grant.nonce
@@ -219,7 +217,7 @@ extension World {
 
     /// A refresh (§1.3): a new access token (and id_token) while the consent lives; the refresh
     /// token itself is not rotated.
-    func refresh(token: String, entry: ClientDirectory.Entry, now: Int64) throws(OAuthError) -> TokenGrant {
+    func refresh(token: String, entry: ClientDirectory.Entry, now: Int64, _ changes: inout WorldChanges) throws(OAuthError) -> TokenGrant {
         guard let payload = codec.decode(token), payload.kind == .refresh else {
             throw .invalidGrant.because("refresh_token unknown: not a refresh token this mock issued")
         }
@@ -242,56 +240,50 @@ extension World {
         }
         let accessToken: String
         do {
-            accessToken = try encode(.access, consentID: consent.id, client: entry, now: now)
+            accessToken = try encode(.access, consentID: consent.id, client: entry, now: now, &changes)
         } catch {
             throw .invalidRequest.because(Self.clockBeyondTokens)
         }
+        changes.emit(.tokensIssued(grantType: "refresh_token", clientID: entry.client.clientID, userID: key.userID, consentID: consent.id))
         // After a refresh: no auth_time, no c_hash, no at_hash (§1.3 [O]).
         let claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: false, now: now)
         return TokenGrant(accessToken: accessToken, refreshToken: nil, claims: claims, signingKey: signingKey)
     }
 
     /// A `client_credentials` access token, for team-transfer migration only (§8 [D]).
-    func clientCredentials(entry: ClientDirectory.Entry, now: Int64) throws(OAuthError) -> String {
+    func clientCredentials(entry: ClientDirectory.Entry, now: Int64, _ changes: inout WorldChanges) throws(OAuthError) -> String {
+        let token: String
         do {
-            return try encode(.access, consentID: 0, client: entry, now: now)
+            token = try encode(.access, consentID: 0, client: entry, now: now, &changes)
         } catch {
             throw .invalidRequest.because(Self.clockBeyondTokens)
         }
+        changes.emit(.tokensIssued(grantType: "client_credentials", clientID: entry.client.clientID, userID: nil, consentID: 0))
+        return token
     }
 
     /// `/auth/revoke` (§1.4): a token the client owns ends the user's consent for the app group;
     /// unknown tokens, codes and other clients' tokens change nothing.
-    mutating func revoke(token: String, entry: ClientDirectory.Entry, now: Int64) {
+    func revoke(token: String, entry: ClientDirectory.Entry, now: Int64, _ changes: inout WorldChanges) {
         guard let payload = codec.decode(token), payload.kind != .code, payload.consentID != 0, payload.clientTag == entry.tag,
-              let key = consentKeys[payload.consentID], endConsent(id: payload.consentID, by: .byApp) else { return }
+              let ending = consentEnding(id: payload.consentID, by: .byApp) else { return }
+        changes.emit(ending)
         // §1.4 [U]: whether Apple also notifies the app of its own revocation is a knob.
-        if context.scenario.compatibility.revokeNotifies {
-            var event = JSONObject()
-            event["type"] = "consent-revoked"
-            event["sub"] = .string(Identity.subject(teamID: key.teamID, userID: key.userID))
-            event["event_time"] = .int(context.scenario.compatibility.eventTimeUnit == .milliseconds ? eventMilliseconds(now) : now)
-            queueNotification(event: event, entry: entry, userID: key.userID, now: now)
+        if context.scenario.compatibility.revokeNotifies, let key = consentKeys[payload.consentID] {
+            changes.emit(.accountEvent(accountEventRecord(.consentRevoked, key: key, now: now, changes: &changes)))
         }
     }
 
-    /// Ends the consent with this id; false when it was already gone.
-    @discardableResult
-    mutating func endConsent(id: UInt32, by who: Consent.Revocation) -> Bool {
-        guard let key = consentKeys.removeValue(forKey: id) else { return false }
-        consents[key] = nil
-        revoked[id] = who
-        endedConsents[key] = who
-        emit(.consentRevoked(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: id, by: who))
-        return true
+    /// The event that ends the live consent with this id; nil when it is already gone.
+    func consentEnding(id: UInt32, by who: Consent.Revocation) -> DomainEvent? {
+        guard let key = consentKeys[id], consents[key]?.id == id else { return nil }
+        return .consentRevoked(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: id, by: who)
     }
 
-    /// Ends every live consent of `userID` (in `teamID` only, when given); returns how many.
-    @discardableResult
-    mutating func endConsents(userID: String, teamID: String? = nil, by who: Consent.Revocation) -> Int {
-        let doomed = consents.filter { $0.key.userID == userID && (teamID == nil || $0.key.teamID == teamID) }.map(\.value.id).sorted()
-        for id in doomed { endConsent(id: id, by: who) }
-        return doomed.count
+    /// The events that end every live consent of `userID` (in `teamID` only, when given), by id.
+    func consentEndings(userID: String, teamID: String? = nil, by who: Consent.Revocation) -> [DomainEvent] {
+        consents.filter { $0.key.userID == userID && (teamID == nil || $0.key.teamID == teamID) }.map(\.value.id).sorted()
+            .compactMap { consentEnding(id: $0, by: who) }
     }
 
     /// The live access token `token` of a client of `teamID`, or nil.

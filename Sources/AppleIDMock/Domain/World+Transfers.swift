@@ -5,7 +5,8 @@ extension World {
     /// `teamID` bearing `bearer`. The sending team posts `sub` and `target` and gets a
     /// `transfer_sub`; the receiving team posts `transfer_sub` and gets its own `sub` (and the
     /// relay address when the user hid theirs).
-    mutating func userMigrationInfo(_ form: [String: String], teamID: String, bearer: String?, now: Int64) throws(OAuthError) -> JSONObject {
+    func userMigrationInfo(_ form: [String: String], teamID: String, bearer: String?, now: Int64,
+                           _ changes: inout WorldChanges) throws(OAuthError) -> JSONObject {
         // TN3107: a token that does not match the client's team is invalid_request.
         guard let bearer else { throw .invalidRequest.because("Authorization: Bearer header missing") }
         guard liveAccessToken(bearer, teamID: teamID, now: now) != nil else {
@@ -43,19 +44,18 @@ extension World {
         guard consents.keys.contains(where: { $0.userID == userID && $0.teamID == teamID }) else {
             throw .invalidRequest.because("sub \(LogText.clip(subject)) has no consent with team \(teamID)")
         }
-        answer["transfer_sub"] = .string(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now).transferSubject)
+        answer["transfer_sub"] = .string(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now, &changes).transferSubject)
         return answer
     }
 
     /// The record for a user moving between teams, created on first request; the `transfer_sub`
     /// is one-to-one per (user, target team) and stable across requests (§8). Asking again after
     /// the window has closed starts a new window (TN3159: transfer again).
-    private mutating func startTransfer(userID: String, fromTeam: String, toTeam: String, now: Int64) -> TransferRecord {
+    private func startTransfer(userID: String, fromTeam: String, toTeam: String, now: Int64, _ changes: inout WorldChanges) -> TransferRecord {
         let subject = Identity.subject(teamID: "transfer|\(fromTeam)|\(toTeam)", userID: userID)
         if let existing = transfers[subject], now < existing.createdAt + Int64(context.scenario.lifetimes.transferWindow) { return existing }
         let record = TransferRecord(userID: userID, fromTeam: fromTeam, toTeam: toTeam, transferSubject: subject, createdAt: now)
-        transfers[subject] = record
-        emit(.transferStarted(userID: userID, fromTeam: fromTeam, toTeam: toTeam))
+        changes.emit(.transferStarted(record))
         return record
     }
 

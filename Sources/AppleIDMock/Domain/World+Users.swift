@@ -29,14 +29,10 @@ extension World {
 
     /// Adds a user at runtime (the scenario's rules were checked by the caller), with the
     /// identifiers computed before the lock was taken.
-    mutating func addUser(_ entry: UserIndex.Entry) throws(UserOperationError) {
-        let user = entry.user
-        guard users[user.id] == nil else { throw .duplicate(user.id) }
+    func addUser(_ added: AddedUser, _ changes: inout WorldChanges) throws(UserOperationError) {
+        guard users[added.user.id] == nil else { throw .duplicate(added.user.id) }
         guard users.count < userCapacity else { throw .full(userCapacity) }
-        users[user.id] = UserAccount(user: user, addedAtRuntime: true)
-        userOrder.append(user.id)
-        userIndex.insert(entry)
-        emit(.userAdded(userID: user.id))
+        changes.emit(.userAdded(added))
     }
 
     /// The user an identifier names: a user id, or a `sub` in any team. With the team whose

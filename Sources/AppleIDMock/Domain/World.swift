@@ -1,10 +1,12 @@
 import JOSE
 
 /// Everything about the mock that changes: consents, pending codes, transfers, users and their
-/// account state, the published keys and the signer, the clock, the token MAC secret. Only
-/// `MockState` holds one, behind one lock; each operation is a `mutating` method here that runs
-/// inside one critical section, so operations are plain functions of (state, input, now) that
-/// tests run without a socket or a lock, and that a state log can replay.
+/// account state, the published keys and the signer, the clock, the token MAC secret, the
+/// random stream. Only `MockState` holds one, behind one lock. An operation is a non-mutating
+/// method here that reads the world and decides `DomainEvent`s (into `WorldChanges`); the state
+/// owner applies them with `apply`, the only code that changes a world, and only when the
+/// operation succeeds, so a refused operation changes nothing, and the scenario plus the events
+/// rebuild the same world.
 struct World: Sendable {
     /// What never changes while the mock runs.
     let context: DomainContext
@@ -12,6 +14,9 @@ struct World: Sendable {
     var clock: MockClock
     /// Mints and reads codes and tokens; its secret is replaced on reset.
     var codec: TokenCodec
+    /// Where every draw comes from (codes, tokens, ids): a seeded stream, advanced only by
+    /// operations that succeed, in the order they run.
+    var random: RandomSource
 
     /// Users by id, and their order (scenario users first, then runtime users as added).
     var users: [String: UserAccount] = [:]
@@ -28,7 +33,6 @@ struct World: Sendable {
 
     /// Codes issued and not yet redeemed; expired ones are dropped at most once per mock second.
     var pendingCodes: [String: AuthorizationGrant] = [:]
-    var lastPrune: Int64 = .min
 
     /// Team transfers by `transfer_sub`.
     var transfers: [String: TransferRecord] = [:]
@@ -36,8 +40,11 @@ struct World: Sendable {
     /// Every key the mock has known, in publication order, and the one that signs.
     var keys: [KeyRecord] = [] { didSet { keysRevision &+= 1 } }
     /// Counts changes to `keys`, carried across a reset: `/auth/keys`' copy of the published keys
-    /// is refreshed when it moves, whatever the operation and however it ended.
+    /// is refreshed when it moves.
     var keysRevision: UInt64 = 0
+    /// Keys published since start (carried across a reset): the ordinal of the next generated
+    /// key, from which `--seed` derives it.
+    var keysPublished: UInt64 = 0
     var activeKeyID: String
     /// Apple's rotation pattern on the mock clock, when the scenario sets one.
     var schedule: KeySchedule?
@@ -46,25 +53,14 @@ struct World: Sendable {
     let start: Int64
     /// The next scenario timeline event to fire.
     var nextTimelineEvent = 0
-    /// Notifications decided and not yet taken by the deliverer; and those that found it full.
-    var outbox: [PendingNotification] = []
-    /// The sequence number of the last notification queued (carried across a reset).
-    var notificationSequence: UInt64 = 0
-    var droppedNotifications: [PendingNotification] = []
-    var droppedUncounted = 0
-
-    /// Mock now with fractions, as the operation under way began (for millisecond event times).
-    var preciseNow: Double = 0
-
-    /// Events of the operation under way; `MockState` takes them when it ends.
-    var pendingEvents: [DomainEvent] = []
 
     /// The scenario's initial state at mock time `now`.
-    init(context: DomainContext, ring: KeyRing, clock: MockClock, now: Int64, secret: [UInt8], firstConsentID: UInt32) {
+    init(context: DomainContext, clock: MockClock, now: Int64, secret: [UInt8], firstConsentID: UInt32, random: RandomSource) {
         self.context = context
         self.clock = clock
+        self.random = random
         start = now
-        codec = TokenCodec(secret: secret, random: context.random)
+        codec = TokenCodec(secret: secret)
         nextConsentID = firstConsentID
         // Runtime users only: the scenario's are in `context.scenarioUserIndex`, made once per mock.
         userIndex = UserIndex()
@@ -72,16 +68,12 @@ struct World: Sendable {
             users[user.id] = UserAccount(user: user)
             userOrder.append(user.id)
         }
+        let ring = context.ring
         for key in ring.keys { keys.append(KeyRecord(key: key, publishedAt: now, activatedAt: key.keyID == ring.activeKey.keyID ? now : nil)) }
         activeKeyID = ring.activeKey.keyID
         if let rotation = context.scenario.signingKeys.rotation {
             schedule = KeySchedule(rotation: rotation, start: now, initialKeys: ring.keys.map(\.keyID), activeKeyID: ring.activeKey.keyID)
         }
-    }
-
-    /// Records an event of the running operation.
-    mutating func emit(_ event: DomainEvent) {
-        pendingEvents.append(event)
     }
 
     // MARK: - Reads every operation shares
@@ -129,9 +121,11 @@ struct World: Sendable {
         return claims
     }
 
-    /// A token, or a logged 500 for a time the format cannot carry (the clock never gets there).
-    func encode(_ kind: TokenCodec.Kind, consentID: UInt32, client: ClientDirectory.Entry, now: Int64) throws(TokenCodec.TimeOutOfRange) -> String {
-        try codec.encode(.init(kind: kind, consentID: consentID, clientTag: client.tag, issuedAt: now))
+    /// A token drawn from the operation's stream; refused for a time the format cannot carry
+    /// (the clock keeps within `MockClock.representable`, so callers answer 400 or 503 for it).
+    func encode(_ kind: TokenCodec.Kind, consentID: UInt32, client: ClientDirectory.Entry, now: Int64,
+                _ changes: inout WorldChanges) throws(TokenCodec.TimeOutOfRange) -> String {
+        try codec.encode(.init(kind: kind, consentID: consentID, clientTag: client.tag, issuedAt: now), random: &changes.random)
     }
 }
 
@@ -140,7 +134,10 @@ struct DomainContext: Sendable {
     let scenario: Scenario
     let clients: ClientDirectory
     let issuer: String
-    let random: RandomSource
+    /// The keys the mock starts with (and returns to on reset).
+    let ring: KeyRing
+    /// With `--seed`: where generated RSA keys come from (the nth from `derived("key n")`).
+    let keySeed: SeededRandom?
     /// Most codes held unredeemed at once.
     let codeCapacity: Int
     /// The scenario's users by `sub` and relay address, shared by every `World` (start, reset);
@@ -149,11 +146,12 @@ struct DomainContext: Sendable {
     let scenarioUserIndex: ScenarioUserIndex
 
     /// The context of `scenario`.
-    init(scenario: Scenario, clients: ClientDirectory, issuer: String, random: RandomSource, codeCapacity: Int) {
+    init(scenario: Scenario, clients: ClientDirectory, issuer: String, ring: KeyRing, keySeed: SeededRandom?, codeCapacity: Int) {
         self.scenario = scenario
         self.clients = clients
         self.issuer = issuer
-        self.random = random
+        self.ring = ring
+        self.keySeed = keySeed
         self.codeCapacity = codeCapacity
         scenarioUserIndex = ScenarioUserIndex(scenario: scenario)
     }

@@ -1,0 +1,45 @@
+/// The newest events in sequence order, bounded: the oldest leave in O(1) amortized (a moving
+/// start, cut off in batches), so recording costs the same at the millionth event as at the first.
+struct EventLog: Sendable {
+    private var records: [MockState.RecordedEvent] = []
+    private var start = 0
+    /// Most events kept.
+    let capacity: Int
+    /// The sequence number of the newest event (0 before the first).
+    private(set) var lastSequence: UInt64 = 0
+
+    /// An empty log keeping `capacity` events.
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Appends `event` under the next sequence number.
+    mutating func append(_ event: DomainEvent, at: Double) -> MockState.RecordedEvent {
+        lastSequence += 1
+        let recorded = MockState.RecordedEvent(sequence: lastSequence, at: at, event: event)
+        records.append(recorded)
+        if records.count - start > capacity {
+            start += 1
+            if start >= 1024 || start * 2 >= records.count {
+                records.removeFirst(start)
+                start = 0
+            }
+        }
+        return recorded
+    }
+
+    /// The kept events after `after` that `matching` accepts, oldest first, at most `limit`; and
+    /// how many events after `after` are no longer kept (a reader that fell behind).
+    func page(after: UInt64, limit: Int, matching: (DomainEvent) -> Bool) -> (events: [MockState.RecordedEvent], missed: UInt64) {
+        let oldest = start < records.count ? records[start].sequence : lastSequence + 1
+        let missed = oldest > after + 1 ? oldest - after - 1 : 0
+        // Sequence numbers are consecutive: the first event after `after` is found by arithmetic.
+        var index = start + Int(clamping: after >= oldest ? after - oldest + 1 : 0)
+        var found: [MockState.RecordedEvent] = []
+        while index < records.count && found.count < limit {
+            if matching(records[index].event) { found.append(records[index]) }
+            index += 1
+        }
+        return (found, missed)
+    }
+}

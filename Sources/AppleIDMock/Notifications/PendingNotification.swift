@@ -1,0 +1,41 @@
+import JOSE
+
+/// A server-to-server notification derived from an account event, signed and sent later. It
+/// keeps the JWT payload as bytes (one allocation): outbox and delivery log hold thousands.
+public struct PendingNotification: Sendable, Equatable {
+    /// The JWT payload as it will be signed: the compact JSON of the claims (`iss`, `aud`, `iat`,
+    /// `exp`, `jti`, `events`).
+    public let payload: [UInt8]
+    /// The event's `type`.
+    public let type: String
+    /// The app group's primary App ID (the `aud`).
+    public let groupID: String
+    /// Where it goes; nil when the app group registered no URL.
+    public let url: String?
+    /// The user it is about.
+    public let userID: String
+    /// The sequence number of the event it was derived from: the operation that caused it knows
+    /// it, so it finds its own record in the delivery log (probe finding N3).
+    public let sequence: UInt64
+
+    /// The claims, read back from the payload.
+    public var claims: JSONObject { Self.claims(payload) }
+
+    /// The claims of a compact JSON payload (empty for anything else).
+    static func claims(_ payload: [UInt8]) -> JSONObject {
+        guard case .object(let claims)? = try? JSONParser.parse(payload) else { return JSONObject() }
+        return claims
+    }
+
+    /// The event object of `claims`, whether `events` carries it as a JSON string (Apple's
+    /// payloads) or as an object (Apple's examples).
+    static func event(_ claims: JSONObject) -> JSONObject {
+        switch claims["events"] {
+        case .object(let event)?: return event
+        case .string(let text)?:
+            guard case .object(let event)? = try? JSONParser.parse(Array(text.utf8)) else { return JSONObject() }
+            return event
+        default: return JSONObject()
+        }
+    }
+}
