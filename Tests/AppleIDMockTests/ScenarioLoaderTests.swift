@@ -121,6 +121,21 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertNil(ScenarioRules.strictRedirectURI("https://app.example.com/ok"))
     }
 
+    func testScenario_TokenJSONBodyError_DefaultsToInvalidClient_ReadsItsFormerName_ButNotBoth() throws {
+        XCTAssertEqual(Compatibility().tokenJSONBodyError, "invalid_client")
+        XCTAssertEqual(problems(editing(["compatibility", "token_json_body_error"], "invalid_grant")),
+                       [#"compatibility.token_json_body_error: expected "invalid_request" or "invalid_client""#])
+        // The former name, as README documented it, still sets the knob.
+        var object = editing(["compatibility", "token_json_body_error"], nil)
+        guard case .object(var knobs)? = object["compatibility"] else { return XCTFail("compatibility is an object") }
+        knobs["token_content_type_error"] = "invalid_request"
+        object["compatibility"] = .object(knobs)
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(object))).compatibility.tokenJSONBodyError, "invalid_request")
+        knobs["token_json_body_error"] = "invalid_client"
+        object["compatibility"] = .object(knobs)
+        XCTAssertEqual(problems(object), ["compatibility.token_content_type_error: expected only one of token_json_body_error and its former name token_content_type_error"])
+    }
+
     func testScenario_ReportsEveryProblemAtOnce() {
         var object = editing(["users", 0, "email"], 5)
         object["lifetimes"] = ["id_token": "long"]
