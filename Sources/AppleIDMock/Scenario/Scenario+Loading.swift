@@ -247,8 +247,9 @@ extension Scenario {
         return AutoApprove(user: reader.string(object, "user", at: path), hideEmail: hide)
     }
 
-    /// Rules that span several objects: unique ids, references. (`strict_redirect_uris` holds
-    /// per authorize request, as Apple's rule does, so a scenario loads either way.)
+    /// Rules that span several objects: unique ids, references, knobs. (`strict_redirect_uris`
+    /// holds for return URLs per authorize request, as Apple's rule does, so a scenario loads
+    /// either way; a notification URL is registered once, so with it an http one is refused here.)
     private static func crossCheck(_ scenario: Scenario, teamItems: [(JSONValue, String)], userItems: [(JSONValue, String)], _ reader: ScenarioReader) {
         var teamIDs = Set<String>()
         var clientIDs = Set<String>()
@@ -288,6 +289,16 @@ extension Scenario {
             for (clientIndex, client) in team.clients.enumerated() where client.notificationURL != nil && (client.kind != .appID || client.primaryAppID != nil) {
                 reader.report("teams[\(teamIndex)].clients[\(clientIndex)].notification_url",
                               "expected only on a primary App ID (an app_id without primary_app_id): the URL belongs to the app group")
+            }
+            guard scenario.compatibility.strictRedirectURIs else { continue }
+            // Apple registers only HTTPS notification endpoints (apple-reference.md §7 [D]).
+            if let url = team.notificationURL, let message = ScenarioRules.strictNotificationURL(url) {
+                reader.report("teams[\(teamIndex)].notification_url", message)
+            }
+            for (clientIndex, client) in team.clients.enumerated() {
+                if let url = client.notificationURL, let message = ScenarioRules.strictNotificationURL(url) {
+                    reader.report("teams[\(teamIndex)].clients[\(clientIndex)].notification_url", message)
+                }
             }
         }
         if scenario.users.count > maxUsers(teams: scenario.teams.count) {
