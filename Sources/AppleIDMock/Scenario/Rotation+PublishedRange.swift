@@ -11,6 +11,7 @@ extension Scenario.SigningKeys.Rotation {
     /// a half-open stretch `span / every` steps long: it holds ⌊span / every⌋ of them, or one
     /// more when `every` does not divide `span`, and over a cycle of whole seconds both occur.
     public var publishedRange: ClosedRange<Int> {
+        let every = max(self.every, 1)  // the scenario's rule is at least 60; never a trap here
         let span = every + publishAhead + retireAfter
         return span / every...(span + every - 1) / every
     }
