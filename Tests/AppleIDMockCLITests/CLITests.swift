@@ -105,6 +105,29 @@ final class CLITests: XCTestCase {
                        "appleid-mock: /nonexistent.json:\n$: cannot read file /nonexistent.json: No such file or directory\n")
     }
 
+    func testScenarioCheck_WarnsWhenARotationPatternCannotKeep3To5KeysPublished_ExitingZero() throws {
+        let file = NSTemporaryDirectory() + "scenario-\(UUID().uuidString).json"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        func check(every: Int, ahead: Int, after: Int) throws -> CLIProcess.Result {
+            var scenario = Scenario.default
+            scenario.signingKeys.rotation = .init(every: every, publishAhead: ahead, retireAfter: after)
+            try scenario.prettyJSON.write(toFile: file, atomically: true, encoding: .utf8)
+            return try CLIProcess.run(["scenario", "check", file])
+        }
+        // README's former pattern (30 days, a week ahead, two weeks after) falls to 1 or 2 keys.
+        let bad = try check(every: 2_592_000, ahead: 604_800, after: 1_209_600)
+        XCTAssertEqual(bad.status, 0)
+        XCTAssertEqual(bad.stdout, "\(file): ok\n")
+        XCTAssertEqual(bad.stderr, "appleid-mock: warning: \(file): signing_keys.rotation keeps 1 to 2 keys published at steady state, "
+                       + "where Apple publishes 3 to 5 (apple-reference.md §1.5): make publish_ahead + retire_after at least 2 × every (5184000), "
+                       + "e.g. retire_after 4579200, or shorten every\n")
+        // Twin: README's pattern (4 weeks, a week ahead, seven weeks after) keeps 3, and check says only ok.
+        let good = try check(every: 2_419_200, ahead: 604_800, after: 4_233_600)
+        XCTAssertEqual(good.status, 0)
+        XCTAssertEqual(good.stdout, "\(file): ok\n")
+        XCTAssertEqual(good.stderr, "")
+    }
+
     func testClientSecret_MintsES256JWTVerifiableWithTheDeveloperKey() throws {
         let result = try CLIProcess.run(["client-secret", "--issued-at", "1700000000", "--lifetime", "600"])
         XCTAssertEqual(result.status, 0, result.stderr)

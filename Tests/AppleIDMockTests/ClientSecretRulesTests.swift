@@ -210,13 +210,13 @@ final class ClientSecretRulesTests: XCTestCase {
         try assertAccepted(server, try server.secret())
     }
 
-    func testTokenEndpoint_ContentTypeErrorKnob_AnswersInvalidClientAsObserved() throws {
-        let server = try startFrozenMock { $0.scenario.compatibility.tokenContentTypeError = "invalid_client" }
+    func testTokenEndpoint_JSONBodyErrorKnob_AnswersTN3107sInvalidRequest() throws {
+        let server = try startFrozenMock { $0.scenario.compatibility.tokenJSONBodyError = "invalid_request" }
         defer { server.stop() }
         let form = HTTPForm.encode([("client_id", "com.example.web"), ("client_secret", try server.secret()), ("grant_type", "client_credentials"),
                                     ("scope", "user.migration")])
         let json = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(form.utf8))
-        assertAppleError(json, invalidClient)
+        assertAppleError(json, #"{"error":"invalid_request"}"#)
         let twin = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
         XCTAssertEqual(twin.status, 200, twin.text)
     }
@@ -226,13 +226,16 @@ final class ClientSecretRulesTests: XCTestCase {
         defer { server.stop() }
         let secret = try server.secret()
         let json = #"{"client_id":"com.example.web","client_secret":"\#(secret)","grant_type":"client_credentials","scope":"user.migration"}"#
-        // TN3107 [D]: a bad content type is invalid_request (the default of token_content_type_error).
+        // A JSON body is invalid_client as observed at Apple (§1.3 [O]; the default of token_json_body_error).
         let jsonResponse = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(json.utf8))
-        assertAppleError(jsonResponse, #"{"error":"invalid_request"}"#)
-        // Form bytes labelled as JSON, as text, as multipart or not labelled are still refused: the media type decides.
+        assertAppleError(jsonResponse, invalidClient)
+        // Form bytes labelled as JSON are JSON by their label; labelled as text, as multipart or
+        // not labelled they are still refused, with TN3107's invalid_request: the media type decides.
         let form = HTTPForm.encode([("client_id", "com.example.web"), ("client_secret", secret), ("grant_type", "client_credentials"),
                                     ("scope", "user.migration")])
-        for type in ["application/json", "text/plain", "multipart/form-data; boundary=x"] {
+        assertAppleError(try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/json")], body: Array(form.utf8)),
+                         invalidClient)
+        for type in ["text/plain", "multipart/form-data; boundary=x"] {
             let mislabelled = try server.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", type)], body: Array(form.utf8))
             assertAppleError(mislabelled, #"{"error":"invalid_request"}"#)
         }

@@ -138,8 +138,12 @@ final class RefusalReasonTests: XCTestCase {
     }
 
     func testTokenEndpoint_LogsReason_WhenBodyIsNotAForm() throws {
-        try assertLogged(["refused POST /auth/token: invalid_request — body has Content-Type application/json, not application/x-www-form-urlencoded"],
-                         body: #"{"error":"invalid_request"}"#) { try $0.postJSON("/auth/token", #"{"grant_type":"client_credentials"}"#) }
+        try assertLogged(["refused POST /auth/token: invalid_client — body is JSON (Content-Type application/json), not application/x-www-form-urlencoded"],
+                         body: #"{"error":"invalid_client"}"#) { try $0.postJSON("/auth/token", #"{"grant_type":"client_credentials"}"#) }
+        try assertLogged(["refused POST /auth/token: invalid_request — body has Content-Type text/plain, not application/x-www-form-urlencoded"],
+                         body: #"{"error":"invalid_request"}"#) {
+            try $0.client().roundTrip("POST", "/auth/token", headers: [("Content-Type", "text/plain")], body: Array("grant_type=client_credentials".utf8))
+        }
     }
 
     func testTokenEndpoint_LogsReason_WhenRefreshTokenUnknownOrConsentRevoked() throws {

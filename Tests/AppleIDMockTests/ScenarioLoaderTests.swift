@@ -121,6 +121,57 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertNil(ScenarioRules.strictRedirectURI("https://app.example.com/ok"))
     }
 
+    func testScenario_StrictRedirectURIs_RefusesAnHTTPNotificationURL_NamingItsPath() throws {
+        // The built-in scenario with `strict_redirect_uris` as given and a notification URL on the team and on its primary App ID.
+        func scenario(strict: Bool, team: String, app: String) -> JSONObject {
+            var object = editing(["compatibility", "strict_redirect_uris"], .bool(strict))
+            guard case .array(var teams)? = object["teams"], case .object(var first) = teams[0],
+                  case .array(var clients)? = first["clients"], case .object(var primary) = clients[0] else { fatalError("built-in shape") }
+            primary["notification_url"] = .string(app)
+            clients[0] = .object(primary)
+            first["clients"] = .array(clients)
+            first["notification_url"] = .string(team)
+            teams[0] = .object(first)
+            object["teams"] = .array(teams)
+            return object
+        }
+        // Apple registers only HTTPS endpoints (apple-reference.md §7 [D]): with the knob on, an
+        // http one is refused as an http return URL is, wherever it is registered.
+        XCTAssertEqual(problems(scenario(strict: true, team: "http://backend.example.com/apple", app: "https://backend.example.com/app")),
+                       ["teams[0].notification_url: expected an https URL (strict_redirect_uris is on)"])
+        XCTAssertEqual(problems(scenario(strict: true, team: "https://backend.example.com/apple", app: "http://127.0.0.1:9000/")),
+                       ["teams[0].clients[0].notification_url: expected an https URL (strict_redirect_uris is on)"])
+        XCTAssertEqual(ScenarioRules.strictNotificationURL("HTTP://backend.example.com/"), ScenarioRules.strictRedirectURI("http://backend.example.com/"))
+        // A Swift-built scenario meets the same rule at start.
+        guard case .scenario(let error)? = assertThrows(try startMock { configuration in
+            configuration.scenario.compatibility.strictRedirectURIs = true
+            configuration.scenario.teams[0].notificationURL = "http://backend.example.com/apple"
+        }) as? AppleIDMockError else { return XCTFail("expected a scenario error") }
+        XCTAssertEqual(error.problems.map(\.description), ["teams[0].notification_url: expected an https URL (strict_redirect_uris is on)"])
+        // Twins: https loads with the knob on; without it, http loads too.
+        let strict = try Scenario.load(json: JSONWriter.compact(.object(scenario(strict: true, team: "https://backend.example.com/apple",
+                                                                                 app: "https://localhost:9443/"))))
+        XCTAssertEqual(strict.teams[0].notificationURL, "https://backend.example.com/apple")
+        let relaxed = try Scenario.load(json: JSONWriter.compact(.object(scenario(strict: false, team: "http://backend.example.com/apple",
+                                                                                  app: "http://127.0.0.1:9000/"))))
+        XCTAssertEqual(relaxed.teams[0].clients[0].notificationURL, "http://127.0.0.1:9000/")
+    }
+
+    func testScenario_TokenJSONBodyError_DefaultsToInvalidClient_ReadsItsFormerName_ButNotBoth() throws {
+        XCTAssertEqual(Compatibility().tokenJSONBodyError, "invalid_client")
+        XCTAssertEqual(problems(editing(["compatibility", "token_json_body_error"], "invalid_grant")),
+                       [#"compatibility.token_json_body_error: expected "invalid_request" or "invalid_client""#])
+        // The former name, as README documented it, still sets the knob.
+        var object = editing(["compatibility", "token_json_body_error"], nil)
+        guard case .object(var knobs)? = object["compatibility"] else { return XCTFail("compatibility is an object") }
+        knobs["token_content_type_error"] = "invalid_request"
+        object["compatibility"] = .object(knobs)
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(object))).compatibility.tokenJSONBodyError, "invalid_request")
+        knobs["token_json_body_error"] = "invalid_client"
+        object["compatibility"] = .object(knobs)
+        XCTAssertEqual(problems(object), ["compatibility.token_content_type_error: expected only one of token_json_body_error and its former name token_content_type_error"])
+    }
+
     func testScenario_ReportsEveryProblemAtOnce() {
         var object = editing(["users", 0, "email"], 5)
         object["lifetimes"] = ["id_token": "long"]

@@ -211,4 +211,30 @@ final class TokenEndpointTests: XCTestCase {
         // The migration token is not a refresh token.
         assertAppleError(try server.refresh(access), #"{"error":"invalid_grant"}"#)
     }
+
+    func testTokenEndpoint_ReturnsInvalidClient_ForAJSONBody_InvalidRequest_ForOtherNonFormBodies() throws {
+        let server = try startFrozenMock()
+        defer { server.stop() }
+        let code = try server.webCode()
+        let fields: [(String, String)] = [("client_id", "com.example.web"), ("client_secret", try server.secret()), ("code", code),
+                                          ("grant_type", "authorization_code"), ("redirect_uri", webRedirect)]
+        let json = JSONWriter.compact(.object(JSONObject(fields.map { ($0.0, JSONValue.string($0.1)) })))
+        func post(_ contentType: String?, _ body: [UInt8]) throws -> RawHTTPResponse {
+            try server.client().roundTrip("POST", "/auth/token", headers: contentType.map { [("Content-Type", $0)] } ?? [], body: body)
+        }
+        // A JSON body: invalid_client as observed at Apple (apple-reference.md §1.3 [O]), by its
+        // label or, unlabelled or labelled as text, by being a JSON object.
+        assertAppleError(try post("application/json", json), #"{"error":"invalid_client"}"#)
+        assertAppleError(try post("application/json; charset=utf-8", json), #"{"error":"invalid_client"}"#)
+        assertAppleError(try post("text/plain", json), #"{"error":"invalid_client"}"#)
+        assertAppleError(try post(nil, json), #"{"error":"invalid_client"}"#)
+        // Any other body that is not a form: TN3107's invalid_request for a bad content type (§2.1 [D]).
+        let text = Array(HTTPForm.encode(fields).utf8)
+        assertAppleError(try post("text/plain", text), #"{"error":"invalid_request"}"#)
+        assertAppleError(try post("text/plain", Array("[1, 2]".utf8)), #"{"error":"invalid_request"}"#)
+        assertAppleError(try post("multipart/form-data; boundary=x", text), #"{"error":"invalid_request"}"#)
+        assertAppleError(try post(nil, text), #"{"error":"invalid_request"}"#)
+        // The accepted twin: the same fields as a form redeem the code (the refusals spent nothing).
+        try assertTokenAnswer(try post("application/x-www-form-urlencoded", text), keys: codeKeys)
+    }
 }

@@ -61,6 +61,36 @@ final class RouteTableTests: XCTestCase {
         assertResponse(await respond(table, .delete, "/doc"), (405, "405 Method Not Allowed\n", "GET, HEAD, POST"))
     }
 
+    func testRespond_UsesPrefixFallbacks_LongestPrefixFirst_OtherPathsKeepTheDefaults() async {
+        var router = Router()
+        router.add(.get, "/api/doc", immediate: { _ in .text("doc") })
+        router.add(.post, "/api/v2/doc", immediate: { _ in .text("v2 doc") })
+        router.add(.get, "/doc", immediate: { _ in .text("plain doc") })
+        func fallbacks(_ name: String) -> (HTTPHandler, @Sendable ([HTTPMethod]) -> HTTPHandler) {
+            (.immediate { request in .text("\(name): no \(request.path)", status: .notFound) },
+             { allow in .immediate { _ in
+                var response = HTTPResponse.text("\(name): only \(allow.map(\.rawValue).joined(separator: " "))", status: .methodNotAllowed)
+                response.headers.add("Allow", allow.map(\.rawValue).joined(separator: ", "))
+                return response
+             } })
+        }
+        let (api, apiMethods) = fallbacks("api")
+        let (v2, v2Methods) = fallbacks("v2")
+        router.setFallbacks(under: "/api/", notFound: api, methodNotAllowed: apiMethods)
+        router.setFallbacks(under: "/api/v2/", notFound: v2, methodNotAllowed: v2Methods)
+        let table = router.build()
+        assertResponse(await respond(table, .get, "/api/nope?x"), (404, "api: no /api/nope", nil))
+        assertResponse(await respond(table, .delete, "/api/doc"), (405, "api: only GET HEAD", "GET, HEAD"))
+        assertResponse(await respond(table, .get, "/api/v2/nope"), (404, "v2: no /api/v2/nope", nil))
+        assertResponse(await respond(table, .get, "/api/v2/doc"), (405, "v2: only POST", "POST"))
+        guard case .methodNotAllowed([.post], .some) = table.resolve(.get, "/api/v2/doc") else { return XCTFail("GET /api/v2/doc") }
+        // Twins: routed methods still answer; outside the prefixes, the plain 404 and 405.
+        assertResponse(await respond(table, .head, "/api/doc"), (200, "doc", nil))
+        assertResponse(await respond(table, .post, "/api/v2/doc"), (200, "v2 doc", nil))
+        assertResponse(await respond(table, .get, "/api"), (404, "404 Not Found\n", nil))
+        assertResponse(await respond(table, .post, "/doc"), (405, "405 Method Not Allowed\n", "GET, HEAD"))
+    }
+
     func testRespond_SendsErrorsOwnResponse_WhenHandlerThrowsHTTPResponseError() async {
         assertResponse(await respond(table(), .get, "/teapot"), (418, "short and stout\n", nil))
     }
@@ -72,7 +102,7 @@ final class RouteTableTests: XCTestCase {
     func testResolve_ReportsWhatItFound() {
         let table = table()
         guard case .handler = table.resolve(.get, "/doc") else { return XCTFail("GET /doc") }
-        guard case .methodNotAllowed(let allow) = table.resolve(.patch, "/doc") else { return XCTFail("PATCH /doc") }
+        guard case .methodNotAllowed(let allow, nil) = table.resolve(.patch, "/doc") else { return XCTFail("PATCH /doc") }
         XCTAssertEqual(allow, [.get, .head, .post])
         guard case .notFound(nil) = table.resolve(.get, "/x") else { return XCTFail("GET /x") }
         guard case .notFound(.some) = self.table(notFound: .immediate { _ in .text("") }).resolve(.get, "/x") else { return XCTFail("fallback") }

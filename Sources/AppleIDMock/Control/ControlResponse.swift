@@ -8,6 +8,23 @@ enum ControlResponse {
         HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: JSONWriter.sortedCompact(value))
     }
 
+    /// The prefix of every control path.
+    static let prefix = "/__mock/"
+
+    /// 404 for a path under `/__mock/` that is no control route.
+    static func notFound(_ request: HTTPRequest) -> HTTPResponse {
+        error("no control route at \(LogText.clip(request.path))", field: nil, status: .notFound)
+    }
+
+    /// 405 for a control route asked with a method it lacks, naming the ones it has in the body
+    /// and in `Allow` (RFC 9110 §15.5.6).
+    static func methodNotAllowed(_ allow: [HTTPMethod]) -> HTTPResponse {
+        let methods = allow.map(\.rawValue).joined(separator: ", ")
+        var response = error("method not allowed (allowed: \(methods))", field: nil, status: .methodNotAllowed)
+        response.headers.add("Allow", methods)
+        return response
+    }
+
     /// `{"error": message, "field": field}` with status 400 (or as given).
     static func error(_ message: String, field: String?, status: HTTPStatus = .badRequest, extra: JSONObject = JSONObject()) -> HTTPResponse {
         var body = extra

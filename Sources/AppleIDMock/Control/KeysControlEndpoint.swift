@@ -55,19 +55,13 @@ struct KeysControlEndpoint: Sendable {
         guard let first = rest.first, !first.isEmpty, rest.count <= 2, let keyID = HTTPForm.percentDecode(String(first)) else { return nil }
         if rest.count == 2 {
             guard rest[1] == "activate" else { return nil }
-            guard request.method == .post else { return Self.methodNotAllowed("POST") }
+            guard request.method == .post else { return ControlResponse.methodNotAllowed([.post]) }
             _ = try ControlRequest(request, known: [])
             try domain.activateKey(keyID)
             return ControlResponse.json(.object(["kid": .string(keyID), "state": "active"]))
         }
-        guard request.method == .delete else { return Self.methodNotAllowed("DELETE") }
+        guard request.method == .delete else { return ControlResponse.methodNotAllowed([.delete]) }
         try domain.retireKey(keyID)
         return ControlResponse.json(.object(["kid": .string(keyID), "state": "retired"]))
-    }
-
-    private static func methodNotAllowed(_ allow: String) -> HTTPResponse {
-        var response = ControlResponse.error("method not allowed (allowed: \(allow))", field: nil, status: .methodNotAllowed)
-        response.headers.add("Allow", allow)
-        return response
     }
 }

@@ -42,12 +42,13 @@ enum Routes {
         let log = NotificationsEndpoint(notifications: notifications)
         router.add(.get, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.list)))
         router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)))
-        // Paths with a kid in them: /__mock/keys/{kid}/activate and /__mock/keys/{kid}.
-        router.setNotFound(requests.other(nil, .deferred { request in
-            guard request.path.hasPrefix(KeysControlEndpoint.prefix) else { return .plainError(.notFound) }
-            if let refused = control.refusal(request) { return refused }
-            return try keys.route(request) ?? .plainError(.notFound)
-        }))
+        // Under /__mock/, what no route takes is answered in the control API's JSON behind the
+        // guard: paths with a kid in them (/__mock/keys/{kid}/activate, /__mock/keys/{kid}), else
+        // 404, and 405 for a route asked with another method. Apple's paths keep MiniHTTP's answers.
+        router.setFallbacks(under: ControlResponse.prefix, notFound: requests.other(nil, control.wrap(.deferred { request in
+            try keys.route(request) ?? ControlResponse.notFound(request)
+        })), methodNotAllowed: { allow in requests.other(nil, control.wrap(.immediate { _ in ControlResponse.methodNotAllowed(allow) })) })
+        router.setNotFound(requests.other(nil, .immediate { _ in .plainError(.notFound) }))
         return router.build()
     }
 }

@@ -66,9 +66,12 @@ public struct Compatibility: Sendable, Equatable {
     /// library bug of sending `refresh_token=`, §11 pitfall 18) instead of Apple's 200 that
     /// revokes nothing.
     public var revokeRequiresToken: Bool = false
-    /// Error for a token request whose body is not form-encoded (JSON, multipart, text, none):
-    /// `invalid_request` as TN3107 documents [D], or `invalid_client` as observed in 2020 (§1.3 [O]).
-    public var tokenContentTypeError: String = "invalid_request"
+    /// Error for a token request with a JSON body (`application/json`, or a body that is a JSON
+    /// object): `invalid_client` as observed at Apple (apple-reference.md §1.3 [O], §11 pitfall
+    /// 10), or `invalid_request`, TN3107's error for a bad content type (§2.1 [D]). Other
+    /// non-form bodies are always `invalid_request` (TN3107). Read from `token_json_body_error`,
+    /// or its former name `token_content_type_error`.
+    public var tokenJSONBodyError: String = "invalid_client"
     /// `Cache-Control` on `/auth/keys`, or nil for none. Apple's headers say not to cache (§1.5
     /// [O]); the exact value is unknown.
     public var jwksCacheControl: String? = "no-cache"

@@ -113,7 +113,7 @@ extension Compatibility {
         object["event_time_unit"] = .string(eventTimeUnit.rawValue)
         object["revoke_notifies"] = .bool(revokeNotifies)
         object["revoke_requires_token"] = .bool(revokeRequiresToken)
-        object["token_content_type_error"] = .string(tokenContentTypeError)
+        object["token_json_body_error"] = .string(tokenJSONBodyError)
         object["jwks_cache_control"] = jwksCacheControl.map(JSONValue.string) ?? .null
         object["events_claim_format"] = .string(eventsClaimFormat.rawValue)
         object["notification_retry_delays"] = .array(notificationRetryDelays.map { .int(Int64($0)) })

@@ -225,7 +225,12 @@ extension Scenario {
             }
         }
         knobs.revokeRequiresToken = reader.bool(object, "revoke_requires_token", at: path, default: knobs.revokeRequiresToken)
-        knobs.tokenContentTypeError = reader.string(object, "token_content_type_error", at: path, default: knobs.tokenContentTypeError) {
+        // `token_content_type_error` is the knob's former name (README until issue 20), still read.
+        let jsonBodyKey = object["token_content_type_error"] != nil && object["token_json_body_error"] == nil ? "token_content_type_error" : "token_json_body_error"
+        if object["token_content_type_error"] != nil && object["token_json_body_error"] != nil {
+            reader.report(ScenarioReader.child(path, "token_content_type_error"), "expected only one of token_json_body_error and its former name token_content_type_error")
+        }
+        knobs.tokenJSONBodyError = reader.string(object, jsonBodyKey, at: path, default: knobs.tokenJSONBodyError) {
             ["invalid_request", "invalid_client"].contains($0) ? nil : "expected \"invalid_request\" or \"invalid_client\""
         }
         if let value = object["jwks_cache_control"] {
@@ -242,8 +247,9 @@ extension Scenario {
         return AutoApprove(user: reader.string(object, "user", at: path), hideEmail: hide)
     }
 
-    /// Rules that span several objects: unique ids, references. (`strict_redirect_uris` holds
-    /// per authorize request, as Apple's rule does, so a scenario loads either way.)
+    /// Rules that span several objects: unique ids, references, knobs. (`strict_redirect_uris`
+    /// holds for return URLs per authorize request, as Apple's rule does, so a scenario loads
+    /// either way; a notification URL is registered once, so with it an http one is refused here.)
     private static func crossCheck(_ scenario: Scenario, teamItems: [(JSONValue, String)], userItems: [(JSONValue, String)], _ reader: ScenarioReader) {
         var teamIDs = Set<String>()
         var clientIDs = Set<String>()
@@ -284,6 +290,16 @@ extension Scenario {
                 reader.report("teams[\(teamIndex)].clients[\(clientIndex)].notification_url",
                               "expected only on a primary App ID (an app_id without primary_app_id): the URL belongs to the app group")
             }
+            guard scenario.compatibility.strictRedirectURIs else { continue }
+            // Apple registers only HTTPS notification endpoints (apple-reference.md §7 [D]).
+            if let url = team.notificationURL, let message = ScenarioRules.strictNotificationURL(url) {
+                reader.report("teams[\(teamIndex)].notification_url", message)
+            }
+            for (clientIndex, client) in team.clients.enumerated() {
+                if let url = client.notificationURL, let message = ScenarioRules.strictNotificationURL(url) {
+                    reader.report("teams[\(teamIndex)].clients[\(clientIndex)].notification_url", message)
+                }
+            }
         }
         if scenario.users.count > maxUsers(teams: scenario.teams.count) {
             reader.report("users", "expected at most \(maxUsers(teams: scenario.teams.count)) users with \(scenario.teams.count) teams "
@@ -311,13 +327,15 @@ extension Scenario {
 }
 
 extension Compatibility {
-    /// The JSON keys of the `compatibility` object, in the order they are written.
+    /// The JSON keys of the `compatibility` object, in the order they are written, then former
+    /// names still read.
     static let keys = [
         "email_verified", "is_private_email", "default_response_mode", "refresh_returns_id_token",
         "refresh_returns_refresh_token", "revoked_consent_refresh_error", "pkce_plain_allowed",
         "client_secret_iat_leeway", "client_secret_clock", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
         "authorize_error_status", "strict_redirect_uris", "account_deletion_event_type", "event_time_unit",
-        "revoke_notifies", "revoke_requires_token", "token_content_type_error", "jwks_cache_control",
+        "revoke_notifies", "revoke_requires_token", "token_json_body_error", "jwks_cache_control",
         "events_claim_format", "notification_retry_delays",
+        "token_content_type_error",
     ]
 }

@@ -175,7 +175,7 @@ public struct Scenario: Sendable, Equatable {
         public var rotation: Rotation?
         /// Most keys published at once through the control API (`POST /__mock/keys` beyond it is
         /// 409; `rotate` retires the oldest to stay within it): `/auth/keys` never grows without
-        /// bound on a long-lived mock (probe finding N7). Apple publishes 2 to 5.
+        /// bound on a long-lived mock (probe finding N7). Apple publishes 3 to 5 (§1.5).
         public var maxPublished: Int = SigningKeys.defaultMaxPublished
 
         /// The default bound on published keys.

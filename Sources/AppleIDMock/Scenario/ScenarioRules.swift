@@ -90,7 +90,7 @@ public enum ScenarioRules {
     /// address, no localhost), no fragment.
     public static func strictRedirectURI(_ value: String) -> String? {
         guard let url = URL(string: value), let host = url.host?.lowercased() else { return "expected an absolute URL" }
-        if url.scheme?.lowercased() != "https" { return "expected an https URL (strict_redirect_uris is on)" }
+        if url.scheme?.lowercased() != "https" { return strictHTTPSExpectation }
         if host == "localhost" || host.hasSuffix(".localhost") { return "expected a domain name, not localhost (strict_redirect_uris is on)" }
         if host.contains(":") || host.split(separator: ".").allSatisfy({ $0.allSatisfy(\.isNumber) }) {
             return "expected a domain name, not an IP address (strict_redirect_uris is on)"
@@ -98,6 +98,16 @@ public enum ScenarioRules {
         if value.contains("#") { return "expected no #fragment (strict_redirect_uris is on)" }
         return nil
     }
+
+    /// Apple's rule for a server-to-server notification endpoint (apple-reference.md §7 [D]: "one
+    /// absolute HTTPS URL"), checked once the URL is otherwise valid (`notificationURL`): an
+    /// `http://` URL is refused as an http return URL is.
+    static func strictNotificationURL(_ value: String) -> String? {
+        URL(string: value)?.scheme?.lowercased() == "http" ? strictHTTPSExpectation : nil
+    }
+
+    /// What the strict rules say of an http URL.
+    static let strictHTTPSExpectation = "expected an https URL (strict_redirect_uris is on)"
 
     /// A signing key id in Apple's alphabet and length (apple-reference.md §1.5 [O]: 10 letters
     /// and digits today, 6 or 7 before): 1 to 10 ASCII letters and digits.

@@ -4,18 +4,39 @@ public struct RouteTable: Sendable {
     public enum Resolution: Sendable {
         /// The handler for this method and path.
         case handler(HTTPHandler)
-        /// The path exists but not with this method; `allow` lists the methods it has.
-        case methodNotAllowed(allow: [HTTPMethod])
-        /// No such path.
+        /// The path exists but not with this method; `allow` lists the methods it has, and
+        /// `handler` answers when a prefix's fallbacks cover the path (else the plain 405).
+        case methodNotAllowed(allow: [HTTPMethod], handler: HTTPHandler?)
+        /// No such path; the handler of its prefix, or the table's, answers when set.
         case notFound(HTTPHandler?)
+    }
+
+    /// What `Router.setFallbacks(under:…)` set for one prefix.
+    struct PrefixFallback: Sendable {
+        let prefix: String
+        let notFound: HTTPHandler
+        let methodNotAllowed: @Sendable ([HTTPMethod]) -> HTTPHandler
     }
 
     private let routes: [String: [HTTPMethod: HTTPHandler]]
     private let notFound: HTTPHandler?
+    /// The not-found handler of each prefix, longest prefix first.
+    private let prefixNotFound: [(prefix: String, handler: HTTPHandler)]
+    /// The 405 handler of each routed path under a prefix with fallbacks, made at build.
+    private let methodNotAllowed: [String: HTTPHandler]
 
-    init(routes: [String: [HTTPMethod: HTTPHandler]], notFound: HTTPHandler?) {
+    init(routes: [String: [HTTPMethod: HTTPHandler]], notFound: HTTPHandler?, prefixFallbacks: [PrefixFallback] = []) {
         self.routes = routes
         self.notFound = notFound
+        let longestFirst = prefixFallbacks.sorted { $0.prefix.utf8.count > $1.prefix.utf8.count }
+        prefixNotFound = longestFirst.map { ($0.prefix, $0.notFound) }
+        var methodNotAllowed: [String: HTTPHandler] = [:]
+        for (path, methods) in routes {
+            if let fallback = longestFirst.first(where: { path.hasPrefix($0.prefix) }) {
+                methodNotAllowed[path] = fallback.methodNotAllowed(Self.allowed(methods))
+            }
+        }
+        self.methodNotAllowed = methodNotAllowed
     }
 
     /// Every routed path, sorted.
@@ -23,22 +44,28 @@ public struct RouteTable: Sendable {
 
     /// Looks up `method` on `path` (exact match, HEAD falls back to GET).
     public func resolve(_ method: HTTPMethod, _ path: String) -> Resolution {
-        guard let methods = routes[path] else { return .notFound(notFound) }
+        guard let methods = routes[path] else {
+            return .notFound(prefixNotFound.first { path.hasPrefix($0.prefix) }?.handler ?? notFound)
+        }
         if let handler = methods[method] { return .handler(handler) }
         if method == .head, let handler = methods[.get] { return .handler(handler) }
+        return .methodNotAllowed(allow: Self.allowed(methods), handler: methodNotAllowed[path])
+    }
+
+    /// The methods a path with `methods` answers, sorted: HEAD wherever GET is.
+    private static func allowed(_ methods: [HTTPMethod: HTTPHandler]) -> [HTTPMethod] {
         var allow = Array(methods.keys)
         if methods[.get] != nil && methods[.head] == nil { allow.append(.head) }
-        return .methodNotAllowed(allow: allow.sorted())
+        return allow.sorted()
     }
 
     /// The response for `request`, for handlers that run inline or as tests calling directly.
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         switch resolve(request.method, request.path) {
-        case .handler(let handler): return await Self.run(handler, request)
-        case .methodNotAllowed(let allow): return Self.methodNotAllowed(allow)
-        case .notFound(let handler):
-            guard let handler else { return .plainError(.notFound) }
+        case .handler(let handler), .methodNotAllowed(_, .some(let handler)), .notFound(.some(let handler)):
             return await Self.run(handler, request)
+        case .methodNotAllowed(let allow, .none): return Self.methodNotAllowed(allow)
+        case .notFound(.none): return .plainError(.notFound)
         }
     }
 

@@ -3,6 +3,7 @@
 public struct Router: Sendable {
     private var routes: [String: [HTTPMethod: HTTPHandler]] = [:]
     private var fallback: HTTPHandler?
+    private var prefixFallbacks: [RouteTable.PrefixFallback] = []
 
     /// An empty router.
     public init() {}
@@ -27,8 +28,19 @@ public struct Router: Sendable {
         fallback = handler
     }
 
+    /// Answers the requests under `prefix` (a plain string prefix of the path) that no route
+    /// takes, in place of the defaults: `notFound` for a path with no route, and, for a routed
+    /// path asked with a method it lacks, the handler `methodNotAllowed` makes at `build()` from
+    /// the methods the path has (its answer sets `Allow` itself, RFC 9110 §15.5.6). Where
+    /// prefixes nest, the longest wins; other paths keep `setNotFound` and the plain 405.
+    public mutating func setFallbacks(under prefix: String, notFound: HTTPHandler,
+                                      methodNotAllowed: @escaping @Sendable ([HTTPMethod]) -> HTTPHandler) {
+        prefixFallbacks.removeAll { $0.prefix == prefix }
+        prefixFallbacks.append(RouteTable.PrefixFallback(prefix: prefix, notFound: notFound, methodNotAllowed: methodNotAllowed))
+    }
+
     /// The immutable table the server reads at run time.
     public func build() -> RouteTable {
-        RouteTable(routes: routes, notFound: fallback)
+        RouteTable(routes: routes, notFound: fallback, prefixFallbacks: prefixFallbacks)
     }
 }

@@ -265,9 +265,9 @@ final class Connection {
         let minor = request.minorVersion
         let handler: HTTPHandler
         switch loop.routes.resolve(request.method, request.path) {
-        case .handler(let found), .notFound(.some(let found)):
+        case .handler(let found), .methodNotAllowed(_, .some(let found)), .notFound(.some(let found)):
             handler = found
-        case .methodNotAllowed(let allow):
+        case .methodNotAllowed(let allow, .none):
             respond(RouteTable.methodNotAllowed(allow), headOnly: headOnly, minorVersion: minor, now: now)
             return
         case .notFound(.none):
