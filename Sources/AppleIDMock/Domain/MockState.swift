@@ -133,6 +133,16 @@ public final class MockState: Sendable {
         }
     }
 
+    /// Applies `events` as they are, in one critical section: what a replay of a recorded run (or
+    /// a saved state) does. Nothing is decided, drawn or recorded.
+    func replay(_ events: [DomainEvent]) {
+        guarded.withLock { guarded in
+            for event in events { guarded.world.apply(event) }
+            let fragments = guarded.world.publishedJWKs
+            publishedJWKs.withLock { $0 = fragments }
+        }
+    }
+
     /// Runs `read` at mock time now without changing anything.
     func read<T>(_ read: (World, Int64) -> T) -> T {
         let readReal = realTime()

@@ -55,6 +55,9 @@ public struct TokenCodec: Sendable {
         self.random = random
     }
 
+    /// A MAC that tells two codecs' secrets apart without showing them.
+    var fingerprint: [UInt8] { key.mac(Array("fingerprint".utf8)) }
+
     private static let length = 63
     private static let hexDigits = Array("0123456789abcdef".utf8)
     private static let letterAlphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
