@@ -1,13 +1,5 @@
 import JOSE
 
-/// Bad input to a control operation: what is wrong and the field at fault (400).
-public struct ControlInputError: Error, Equatable, Sendable {
-    /// What is wrong.
-    public var message: String
-    /// The field at fault.
-    public var field: String
-}
-
 extension AppleIDDomain {
     // MARK: - Keys (apple-reference.md §1.5)
 

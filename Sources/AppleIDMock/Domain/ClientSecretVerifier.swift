@@ -32,11 +32,6 @@ public struct ClientSecretVerifier: Sendable {
         self.realTime = realTime
     }
 
-    /// Verifies `secret` for `clientID` of `teamID` at mock time `now`; throws `invalid_client`.
-    public func verify(_ secret: String, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
-        try check(signedClaims(secret, teamID: teamID), clientID: clientID, teamID: teamID, now: now)
-    }
-
     /// The claims of `secret` once its signature is checked (no clock involved), so the time
     /// checks can run inside the operation that uses the clock; throws `invalid_client`.
     public func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {

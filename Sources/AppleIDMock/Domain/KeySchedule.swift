@@ -27,9 +27,8 @@ struct KeySchedule: Sendable {
 
     private var every: Int64 { Int64(rotation.every) }
 
-    /// When step `k`'s key is published, signs, and is retired.
+    /// When step `k`'s key is published, and when it is retired (it signs from `start + k·every`).
     func publishTime(_ k: Int64) -> Int64 { k == 0 ? start : start + k * every - Int64(rotation.publishAhead) }
-    func activationTime(_ k: Int64) -> Int64 { start + k * every }
     func retireTime(_ k: Int64) -> Int64 { start + (k + 1) * every + Int64(rotation.retireAfter) }
 
     /// The step signing at `now`.

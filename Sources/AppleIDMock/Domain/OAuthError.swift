@@ -42,8 +42,6 @@ public struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     public static let unsupportedGrantType = OAuthError("unsupported_grant_type")
     /// `invalid_scope`.
     public static let invalidScope = OAuthError("invalid_scope")
-    /// `unauthorized_client`.
-    public static let unauthorizedClient = OAuthError("unauthorized_client")
 
     /// `The code has already been used.` (§2.1 [O]).
     public static let codeAlreadyUsed = OAuthError("invalid_grant", "The code has already been used.")

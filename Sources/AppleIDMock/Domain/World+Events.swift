@@ -1,35 +1,5 @@
 import JOSE
 
-/// An account event a user causes at Apple (apple-reference.md §7).
-public enum AccountEventType: String, Sendable, Equatable, CaseIterable {
-    /// The user stopped using Sign in with Apple for the app.
-    case consentRevoked = "consent-revoked"
-    /// The user deleted their Apple Account (sent as the scenario's `account_deletion_event_type`).
-    case accountDelete = "account-delete"
-    /// The user turned off mail forwarding of their relay address.
-    case emailDisabled = "email-disabled"
-    /// The user turned it back on.
-    case emailEnabled = "email-enabled"
-
-    /// The names accepted, for messages.
-    static let names = "\"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\" or \"email-enabled\""
-
-    /// The type named `text`; both spellings of deletion are accepted.
-    public init?(name text: String) {
-        if text == "account-deleted" { self = .accountDelete } else { self.init(rawValue: text) }
-    }
-}
-
-/// Why an event could not happen: 400/404/409 with the field at fault.
-public struct AccountEventError: Error, Equatable, Sendable {
-    /// HTTP status: 404 unknown user or client, 409 not possible in the current state.
-    public var status: Int
-    /// What is wrong.
-    public var message: String
-    /// The field at fault.
-    public var field: String
-}
-
 extension World {
     /// Applies an account event as Apple does (§7): decides its state changes and the account
     /// events Apple tells app groups about (their notifications follow from those).

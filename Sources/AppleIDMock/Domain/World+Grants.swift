@@ -1,58 +1,5 @@
 import JOSE
 
-/// One sign-in: who, into which client, with what. Web approval, native sign-in and
-/// `/__mock/id-token` all go through `World.grant` (apple-reference.md §1.2, §4, §5).
-public struct GrantRequest: Sendable {
-    /// How the user signed in.
-    public var flow: AuthorizationGrant.Flow
-    /// User id.
-    public var userID: String
-    /// The client.
-    public var clientID: String
-    /// Requested scopes among `name` and `email`.
-    public var scopes: Set<String>
-    /// Hide My Email; nil takes the user's own setting.
-    public var hideEmail: Bool?
-    /// Echoed into the id_token.
-    public var nonce: String?
-    /// Web: the registered return URL the code is bound to.
-    public var redirectURI: String?
-    /// PKCE challenge and method.
-    public var codeChallenge: String?
-    public var codeChallengeMethod: String?
-    /// Whether a code is issued (false for `/__mock/id-token`, which changes nothing).
-    public var issuesCode: Bool = true
-}
-
-/// What `World.grant` decided: the consent, the code, and the claims of the id_token to sign.
-struct GrantResult: Sendable {
-    let user: Scenario.User
-    let entry: ClientDirectory.Entry
-    let consentScopes: Set<String>
-    let hideEmail: Bool
-    let isFirst: Bool
-    let code: String?
-    let claims: IdentityTokenClaims
-    let signingKey: KeyRing.SigningKey?
-}
-
-/// Why a grant was refused; each endpoint words it in its own format.
-enum GrantError: Error, Equatable {
-    case unknownUser(String)
-    case unknownClient(String)
-    case accountDeleted(String)
-    case capacity(CapacityError)
-    case timeOutOfRange
-}
-
-/// What a code exchange or refresh produced.
-struct TokenGrant: Sendable {
-    let accessToken: String
-    let refreshToken: String?
-    let claims: IdentityTokenClaims?
-    let signingKey: KeyRing.SigningKey?
-}
-
 extension World {
     /// A sign-in: the user's consent for the app group (created on the first authorization,
     /// one critical section with the check), a code bound to the client, redirect URI and PKCE

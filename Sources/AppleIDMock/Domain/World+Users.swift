@@ -1,24 +1,3 @@
-/// Why a user could not be added.
-public enum UserOperationError: Error, Equatable, Sendable {
-    /// A user with this id exists.
-    case duplicate(String)
-    /// The mock holds as many users as it will.
-    case full(Int)
-}
-
-/// What `ASAuthorizationAppleIDProvider.getCredentialState(forUserID:)` answers on a device.
-public enum CredentialState: String, Sendable, Equatable {
-    /// The user is signed in to the app group.
-    case authorized
-    /// The user stopped using Sign in with Apple for the app, the app revoked the token, or the
-    /// account was deleted.
-    case revoked
-    /// The user never signed in to the app group (or the identifier is unknown).
-    case notFound
-    /// The user was moved to another team (apple-reference.md §8: native apps see `.transferred`).
-    case transferred
-}
-
 extension World {
     /// Most users the mock holds (scenario and runtime together), fewer with many teams.
     static let maxUsers = 100_000

@@ -3,12 +3,6 @@ import FoundationEssentials
 import JOSE
 import Synchronization
 
-/// Sends one notification body to a URL and says how it went; the mock's outbound HTTP client.
-public protocol NotificationTransport: Sendable {
-    /// POSTs `body` (JSON) to `url`; blocking, bounded by the transport's own timeouts.
-    func post(url: String, body: [UInt8]) -> NotificationRecord.Attempt
-}
-
 /// Delivers server-to-server notifications off the request path and off the I/O loops: one of
 /// the state owner's event subscribers, it derives a notification from each account event
 /// (apple-reference.md §7) at its own cursor, abandons the pending ones at a reset, signs each once with the key that signs id_tokens,

@@ -1,0 +1,12 @@
+/// What `ASAuthorizationAppleIDProvider.getCredentialState(forUserID:)` answers on a device.
+public enum CredentialState: String, Sendable, Equatable {
+    /// The user is signed in to the app group.
+    case authorized
+    /// The user stopped using Sign in with Apple for the app, the app revoked the token, or the
+    /// account was deleted.
+    case revoked
+    /// The user never signed in to the app group (or the identifier is unknown).
+    case notFound
+    /// The user was moved to another team (apple-reference.md §8: native apps see `.transferred`).
+    case transferred
+}
