@@ -14,19 +14,22 @@ final class SeedCLITests: XCTestCase {
         for file in files { try? FileManager.default.removeItem(atPath: file) }
     }
 
-    /// A scenario file: the built-in one with `seed`.
+    /// A scenario file: the built-in one with `seed`, on a frozen clock (codes carry their time).
     private func scenario(seed: UInt64?) throws -> String {
         var scenario = Scenario.default
         scenario.seed = seed
+        scenario.clock = .init(start: 1_893_456_000, frozen: true)
         let file = NSTemporaryDirectory() + "seed-\(UUID().uuidString).json"
         try scenario.prettyJSON.write(toFile: file, atomically: true, encoding: .utf8)
         files.append(file)
         return file
     }
 
-    /// The authorization code of alice's first native sign-in at a mock started with `arguments`.
-    private func firstCode(_ arguments: [String], environment: [String: String] = [:]) throws -> String {
-        let server = try CLIProcess.Server(["serve", "--port", "0"] + arguments, environment: environment)
+    /// The authorization code of alice's first native sign-in at a mock started with `arguments`
+    /// and a frozen clock, the scenario's seed `scenarioSeed`.
+    private func firstCode(_ arguments: [String], scenarioSeed: UInt64? = nil, environment: [String: String] = [:]) throws -> String {
+        let file = try scenario(seed: scenarioSeed)
+        let server = try CLIProcess.Server(["serve", "--port", "0", "--scenario", file] + arguments, environment: environment)
         defer { server.stop() }
         let port = try XCTUnwrap(server.port, server.firstLine)
         let answer = try RawHTTPClient(port: port).roundTrip("POST", "/__mock/sign-in", headers: [("Content-Type", "application/json")],
@@ -48,10 +51,10 @@ final class SeedCLITests: XCTestCase {
     func testServeSeed_TheScenariosSeedApplies_AndTheFlagWinsOverIt() throws {
         let seven = try firstCode(["--seed", "7"])
         let eight = try firstCode(["--seed", "8"])
+        XCTAssertEqual(try firstCode([], scenarioSeed: 7), seven)
+        XCTAssertEqual(try firstCode(["--seed", "8"], scenarioSeed: 7), eight)
+        XCTAssertEqual(try firstCode([], scenarioSeed: 7, environment: ["APPLEID_MOCK_SEED": "8"]), eight, "the variable stands for the flag")
         let file = try scenario(seed: 7)
-        XCTAssertEqual(try firstCode(["--scenario", file]), seven)
-        XCTAssertEqual(try firstCode(["--scenario", file, "--seed", "8"]), eight)
-        XCTAssertEqual(try firstCode(["--scenario", file], environment: ["APPLEID_MOCK_SEED": "8"]), eight, "the variable stands for the flag")
         let check = try CLIProcess.run(["scenario", "check", file])
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertEqual(check.stdout, "\(file): ok\n")
