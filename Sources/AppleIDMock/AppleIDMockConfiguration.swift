@@ -26,15 +26,17 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Real time in seconds since 1970 (the system clock); the mock clock runs on it. Where the
     /// mock clock starts is the scenario's `clock`.
     public var realTime: @Sendable () -> Double = { Date().timeIntervalSince1970 }
-    /// Randomness for identifiers (tests may pass their own; `seed` wins when set).
+    /// Randomness for identifiers (tests may pass their own; a seed wins when set).
     public var random: RandomSource = .system
     /// `serve --seed N`: one seeded source for every draw (codes, tokens, MAC secret, `jti`,
     /// kids, RSA keys made at run time, the order of `/auth/keys`), so a scripted run on a
-    /// frozen clock answers byte for byte the same in every process.
+    /// frozen clock answers byte for byte the same in every process. Wins over the scenario's
+    /// `seed`.
     public var seed: UInt64?
 
-    /// Where the mock's draws come from: the seed's stream, or `random`.
-    var randomSource: RandomSource { seed.map(RandomSource.seeded) ?? random }
+    /// Where the mock's draws come from: `seed`, else the scenario's `seed`, else `random`.
+    /// The one place the seed is resolved.
+    var randomSource: RandomSource { (seed ?? scenario.seed).map(RandomSource.seeded) ?? random }
 
     /// Most authorization codes held unredeemed at once; beyond it sign-ins are refused with a
     /// 503 until codes are redeemed or expire (probe finding F5).

@@ -20,6 +20,7 @@ enum CommandLineTool {
            appleid-mock tls generate --out DIR     a test CA and a certificate for appleid.apple.com
            appleid-mock event TYPE --user U --client ID
                                                    a user revokes, deletes, disables relay mail
+           appleid-mock events [--follow]          a running mock's record of what happened, as JSON lines
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
@@ -44,6 +45,7 @@ enum CommandLineTool {
             case "clock": return try ClockCommand.run(rest, environment: environment)
             case "reset": return try ResetCommand.run(rest, environment: environment)
             case "event": return try EventCommand.run(rest, environment: environment)
+            case "events": return try EventsCommand.run(rest, environment: environment)
             case "health": return try HealthCommand.run(rest, environment: environment)
             case "tls": return try TLSCommand.run(rest)
             case "scenario": return try ScenarioCommand.run(rest)
@@ -79,8 +81,9 @@ struct CommandFailure: Error {
 
 /// Writes whole lines to stdout and stderr, unbuffered.
 enum Output {
-    /// Writes `text` and a newline to stdout.
-    static func out(_ text: String) {
+    /// Writes `text` and a newline to stdout; false when stdout no longer takes it (a closed pipe).
+    @discardableResult
+    static func out(_ text: String) -> Bool {
         write(STDOUT_FILENO, text)
     }
 
@@ -89,14 +92,16 @@ enum Output {
         write(STDERR_FILENO, text)
     }
 
-    private static func write(_ fd: Int32, _ text: String) {
+    @discardableResult
+    private static func write(_ fd: Int32, _ text: String) -> Bool {
         var bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + sent, $0.count - sent) }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return }
+            guard count > 0 else { return false }
             sent += count
         }
+        return true
     }
 }

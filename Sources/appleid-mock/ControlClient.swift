@@ -67,8 +67,12 @@ struct ControlClient {
 
     /// Sends a request to `path` under the server, with `body` as JSON when given; returns the
     /// status and the answer's text, or fails with exit 1 when the server cannot be reached.
-    func send(_ method: String, _ path: String, body: JSONObject? = nil) throws -> (status: Int, text: String) {
+    /// `waiting` is how long the server may hold the answer on purpose (a long poll's `wait`):
+    /// it is added to `--timeout`.
+    func send(_ method: String, _ path: String, body: JSONObject? = nil, waiting: Double = 0) throws -> (status: Int, text: String) {
         let bytes = body.map { JSONWriter.sortedCompact(.object($0)) } ?? []
+        var http = http
+        http.responseTimeout += waiting
         do {
             let response = try http.send(method, url: base + path, headers: (body == nil ? [] : [("Content-Type", "application/json")]) + authorization,
                                          body: bytes)
@@ -79,8 +83,8 @@ struct ControlClient {
     }
 
     /// `send`, failing with exit 1 unless the server answered 2xx.
-    func call(_ method: String, _ path: String, body: JSONObject? = nil) throws -> String {
-        let (status, text) = try send(method, path, body: body)
+    func call(_ method: String, _ path: String, body: JSONObject? = nil, waiting: Double = 0) throws -> String {
+        let (status, text) = try send(method, path, body: body, waiting: waiting)
         guard (200..<300).contains(status) else { throw CommandFailure(message: "the mock answered \(status): \(text)", status: 1) }
         return text
     }

@@ -53,6 +53,16 @@ struct ParsedArguments {
         return value
     }
 
+    /// A non-negative integer option that fits `UInt64`, written in digits only (`UInt64("+7")`
+    /// would pass, and no user means that); nil when absent.
+    func unsigned(_ name: String, usage: String) throws -> UInt64? {
+        guard let raw = options[name] else { return nil }
+        guard !raw.isEmpty, raw.utf8.allSatisfy({ (48...57).contains($0) }), let value = UInt64(raw) else {
+            throw UsageError(message: "--\(name) expects an integer from 0 to \(UInt64.max), got \"\(raw)\"", usage: usage)
+        }
+        return value
+    }
+
     /// Fails when positionals were given to a command that takes none beyond `allowed`.
     func requirePositionals(_ allowed: Int, usage: String) throws {
         if positionals.count > allowed {

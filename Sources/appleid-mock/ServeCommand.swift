@@ -10,7 +10,7 @@ enum ServeCommand {
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
                         [--notification-ca FILE] [--notification-timeout SECONDS]
                         [--tls-cert FILE --tls-key FILE] [--control-token TOKEN]
-                        [--log-level LEVEL]
+                        [--log-level LEVEL] [--seed N]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -47,6 +47,12 @@ enum ServeCommand {
                         Apple's endpoints refused, saying why), debug (one line per
                         answered request)
 
+      --seed N          one stream seeded by N for every draw: codes, tokens,  APPLEID_MOCK_SEED
+                        ids, kids, keys made at run time, the order of /auth/keys
+                        (0 to 18446744073709551615; wins over the scenario's "seed"). With
+                        a frozen clock (scenario "clock"), the same requests get the same
+                        answers, byte for byte, in every process
+
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
 
@@ -60,7 +66,7 @@ enum ServeCommand {
         "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
         "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
         "tls-key": "APPLEID_MOCK_TLS_KEY", "control-token": "APPLEID_MOCK_CONTROL_TOKEN",
-        "log-level": "APPLEID_MOCK_LOG_LEVEL",
+        "log-level": "APPLEID_MOCK_LOG_LEVEL", "seed": "APPLEID_MOCK_SEED",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -88,6 +94,7 @@ enum ServeCommand {
                 throw CommandFailure(message: "scenario \(path):\n\(error)", status: 2)
             }
         }
+        configuration.seed = try parsed.unsigned("seed", usage: usage)
         if let host = parsed.options["host"] {
             guard isBindableHost(host) else {
                 throw UsageError(message: "--host expects an IPv4 or IPv6 address or localhost, got \"\(host)\"", usage: usage)

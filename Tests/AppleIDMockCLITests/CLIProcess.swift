@@ -63,9 +63,11 @@ struct CLIProcess {
         private let out = Pipe()
         private let err = Pipe()
 
-        /// Starts `appleid-mock arguments…`; with `descriptorLimit`, under `ulimit -n` of that many.
+        /// Starts `appleid-mock arguments…`; with `descriptorLimit`, under `ulimit -n` of that many;
+        /// with `watchdog`, killed after that many seconds, so a line that never comes fails the
+        /// test instead of hanging it (nothing is timed).
         init(_ arguments: [String], environment: [String: String] = [:], directory: String = CLIProcess.root,
-             descriptorLimit: Int? = nil) throws {
+             descriptorLimit: Int? = nil, watchdog: Double? = nil) throws {
             if let descriptorLimit {
                 process.executableURL = URL(fileURLWithPath: "/bin/bash")
                 process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", CLIProcess.binary] + arguments
@@ -78,14 +80,24 @@ struct CLIProcess {
             process.standardOutput = out
             process.standardError = err
             try process.run()
-            var line: [UInt8] = []
-            let handle = out.fileHandleForReading
-            while true {
-                let byte = handle.readData(ofLength: 1)
-                if byte.isEmpty || byte.first == 10 { break }
-                line.append(contentsOf: byte)
+            if let watchdog {
+                DispatchQueue.global().asyncAfter(deadline: .now() + watchdog) { [process] in
+                    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                }
             }
-            firstLine = String(decoding: line, as: UTF8.self)
+            firstLine = Self.readLine(out.fileHandleForReading) ?? ""
+        }
+
+        /// The next line of stdout, without its newline; nil at the end.
+        func readLine() -> String? { Self.readLine(out.fileHandleForReading) }
+
+        private static func readLine(_ handle: FileHandle) -> String? {
+            var line: [UInt8] = []
+            while true {
+                guard let byte = handle.readData(ofLength: 1).first else { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
+                if byte == 10 { return String(decoding: line, as: UTF8.self) }
+                line.append(byte)
+            }
         }
 
         /// The port from `listening on http://HOST:PORT`.

@@ -69,7 +69,7 @@ final class ScenarioLoaderTests: XCTestCase {
         var object = defaultObject()
         object["colour"] = "blue"
         XCTAssertEqual(problems(object), [
-            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events)",
+            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed)",
         ])
         let nested = editing(["users", 0, "nickname"], "al")
         XCTAssertEqual(problems(nested).first?.hasPrefix("users[0].nickname: unknown key"), true)
@@ -170,6 +170,30 @@ final class ScenarioLoaderTests: XCTestCase {
         knobs["token_json_body_error"] = "invalid_client"
         object["compatibility"] = .object(knobs)
         XCTAssertEqual(problems(object), ["compatibility.token_content_type_error: expected only one of token_json_body_error and its former name token_content_type_error"])
+    }
+
+    func testScenario_Seed_RoundTripsThroughPrettyJSON_AndNullOrAbsentIsNone() throws {
+        for seed: UInt64 in [0, 7, UInt64(Int64.max)] {
+            var scenario = Scenario.default
+            scenario.seed = seed
+            XCTAssertEqual(try Scenario.load(json: Array(scenario.prettyJSON.utf8)), scenario, "\(seed)")
+        }
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(editing(["seed"], 42)))).seed, 42)
+        XCTAssertNil(try Scenario.load(json: JSONWriter.compact(.object(editing(["seed"], .null)))).seed)
+        XCTAssertNil(try Scenario.load(json: JSONWriter.compact(.object(editing(["seed"], nil)))).seed)
+    }
+
+    func testScenario_Seed_RefusesAnythingButAnIntegerFrom0ToInt64Max_NamingItsPath() {
+        let expected = "seed: expected an integer from 0 to 9223372036854775807, found "
+        XCTAssertEqual(problems(editing(["seed"], -1)), [expected + "-1"])
+        XCTAssertEqual(problems(editing(["seed"], .double(1.5))), [expected + "1.5"])
+        XCTAssertEqual(problems(editing(["seed"], "7")), [expected + "\"7\""])
+        XCTAssertEqual(problems(editing(["seed"], true)), [expected + "true"])
+        // Beyond Int64 a JSON integer is no longer exact: refused, never rounded to another seed.
+        XCTAssertEqual(problems(Array(#"{"seed":18446744073709551615}"#.utf8)).filter { $0.hasPrefix("seed") }, [expected + "1.8446744073709552e+19"])
+        var scenario = Scenario.default
+        scenario.seed = UInt64.max
+        XCTAssertEqual(problems(Array(scenario.prettyJSON.utf8)).filter { $0.hasPrefix("seed") }.count, 1, "written inexactly, refused at load")
     }
 
     func testScenario_ReportsEveryProblemAtOnce() {

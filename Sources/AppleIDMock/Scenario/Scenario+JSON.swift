@@ -48,6 +48,9 @@ extension Scenario {
             object["client_id"] = .string(event.clientID)
             return .object(object)
         })
+        // A seed beyond Int64.max (only a Swift-built scenario has one) is written inexactly, so
+        // the file is refused at load instead of seeding another stream.
+        top["seed"] = seed.map { Int64(exactly: $0).map(JSONValue.int) ?? .double(Double($0)) } ?? .null
         return .object(top)
     }
 

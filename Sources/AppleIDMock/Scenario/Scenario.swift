@@ -18,6 +18,9 @@ public struct Scenario: Sendable, Equatable {
     public var clock: ClockSettings = ClockSettings()
     /// Account events that happen on their own as the mock clock passes them.
     public var events: [TimelineEvent] = []
+    /// One seeded source for every draw, as `serve --seed` (which wins over it); nil draws from
+    /// the system. A file holds a JSON integer, so at most `Int64.max`.
+    public var seed: UInt64?
 
     /// An account event at a fixed point of the mock clock.
     public struct TimelineEvent: Sendable, Equatable {
