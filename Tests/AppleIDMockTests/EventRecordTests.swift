@@ -169,6 +169,34 @@ final class EventRecordTests: XCTestCase {
         XCTAssertLessThan(try XCTUnwrap(domain.state.events().events.last?.at), try XCTUnwrap(times.last))
     }
 
+    func testDraws_ComeFromTheWorldsStream_SoARefusedOperationDrawsNothing() throws {
+        // System randomness is one stream seeded at start (outside any lock): no OpenSSL refill
+        // happens inside an operation, and only operations that succeed advance it.
+        XCTAssertNotNil(RandomSource.system.resolved().derived("probe"), "system randomness resolves to a stream")
+        XCTAssertNil(RandomSource.system.derived("probe"), "an unresolved source is not a stream yet")
+        let refused = try makeDomain { $0.maxPendingCodes = 1 }
+        let untouched = try makeDomain { $0.maxPendingCodes = 1 }
+        // An operation that draws and then throws (or is refused) leaves the stream where it was.
+        _ = try approve(refused, user: "alice")
+        _ = try approve(untouched, user: "alice")
+        struct Refused: Error {}
+        XCTAssertThrowsError(try refused.state.perform { (_, _, changes) throws(Refused) in
+            _ = changes.random.bytes(64)
+            throw Refused()
+        })
+        XCTAssertThrowsError(try approve(refused, user: "bob"), "the store is full")
+        // Both redeem alice's code: the refused sign-in drew nothing, so the same seed gives the same tokens.
+        let refusedCode = try XCTUnwrap(refused.state.read { world, _ in world.pendingCodes.keys.first })
+        let untouchedCode = try XCTUnwrap(untouched.state.read { world, _ in world.pendingCodes.keys.first })
+        XCTAssertEqual(refusedCode, untouchedCode)
+        XCTAssertEqual(try redeem(refused, refusedCode)["access_token"], try redeem(untouched, untouchedCode)["access_token"])
+        // The twin: a sign-in that succeeds draws, and the next tokens differ.
+        _ = try approve(untouched, user: "bob")
+        _ = try approve(refused, user: "alice")
+        XCTAssertNotEqual(refused.state.read { world, _ in world.pendingCodes.keys.sorted() },
+                          untouched.state.read { world, _ in world.pendingCodes.keys.sorted() })
+    }
+
     // MARK: - Fidelity
 
     func testAccountDeletion_EndsEveryAppGroupsTokens_AndTellsEachOfThem() throws {
