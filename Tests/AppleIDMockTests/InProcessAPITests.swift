@@ -30,7 +30,7 @@ final class InProcessAPITests: XCTestCase {
         var receiverConfiguration = HTTPServerConfiguration()
         receiverConfiguration.port = 0
         let receiver = try HTTPServer.start(configuration: receiverConfiguration, routes: router.build())
-        defer { receiver.stop() }
+        addTeardownBlock { await receiver.stop() }
         var scenario = Scenario.default
         scenario.teams[0].notificationURL = receiver.url + "/apple"
         scenario.clock = .init(start: frozenNow, frozen: true)
