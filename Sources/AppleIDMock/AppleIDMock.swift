@@ -5,35 +5,27 @@ import MiniHTTP
 
 /// A running mock of appleid.apple.com. The CLI and the tests both start it through
 /// `start(_:)`, so tests exercise the wiring users run. Import `AppleIDMock` into a Swift test
-/// suite to run it in-process.
+/// suite to run it in-process; `await stop()` ends it. `AppleIDMockServer.inMemory` gives the
+/// same mock without a socket.
 public final class AppleIDMockServer: Sendable {
     /// The HTTP server underneath.
     public let http: HTTPServer
-    /// The Apple domain: scenario, clock, keys and all state.
-    public let domain: AppleIDDomain
     /// The address clients use (discovery URLs are built from it).
     public let baseURL: String
-    /// Server-to-server notifications: their delivery and log.
-    public let notifications: NotificationDeliverer
-    /// Runs the scenario's key rotation pattern while the clock runs on real time.
-    private let rotation: Task<Void, Never>?
-    /// Set when the server stops: a key catch-up on the work thread ends early.
-    private let stopping: StopFlag
-    private let notificationGrace: Double
-    private let log: @Sendable (String) -> Void
+    /// The domain, routes, deliverer and tick that `InMemoryMock` shares.
+    private let assembly: MockAssembly
     /// Real time in seconds since 1970, as configured (the in-process API's client secrets).
     let realTime: @Sendable () -> Double
 
-    private init(http: HTTPServer, domain: AppleIDDomain, baseURL: String, notifications: NotificationDeliverer, rotation: Task<Void, Never>?,
-                 stopping: StopFlag, configuration: AppleIDMockConfiguration) {
-        self.stopping = stopping
+    /// The Apple domain: scenario, clock, keys and all state.
+    public var domain: AppleIDDomain { assembly.domain }
+    /// Server-to-server notifications: their delivery and log.
+    public var notifications: NotificationDeliverer { assembly.notifications }
+
+    private init(http: HTTPServer, baseURL: String, assembly: MockAssembly, configuration: AppleIDMockConfiguration) {
         self.http = http
-        self.domain = domain
         self.baseURL = baseURL
-        self.notifications = notifications
-        self.rotation = rotation
-        notificationGrace = configuration.notificationShutdownGrace
-        log = configuration.logger(.warn)
+        self.assembly = assembly
         realTime = configuration.realTime
     }
 
@@ -46,14 +38,13 @@ public final class AppleIDMockServer: Sendable {
                 try TLSServerContext(certificateChain: files.certificateChain, privateKey: files.privateKey)
             }
         }
-        let domain: AppleIDDomain
+        let assembly: MockAssembly
         do {
-            domain = try AppleIDDomain(configuration: configuration)
+            assembly = try MockAssembly(configuration)
         } catch {
             _ = tls?.value
             throw error
         }
-        let site = SiteAddress()
         var http = configuration.http
         if let tls {
             do {
@@ -64,50 +55,35 @@ public final class AppleIDMockServer: Sendable {
         }
         http.host = configuration.host
         http.port = configuration.port
-        let notifications = makeDeliverer(domain, configuration)
         let server: HTTPServer
         do {
-            server = try HTTPServer.start(configuration: http, routes: Routes.table(domain: domain, site: site, control: controlGuard(configuration),
-                                                                                   notifications: notifications, requests: requestLog(configuration)))
+            server = try HTTPServer.start(configuration: http, routes: assembly.routes)
         } catch {
-            notifications.stop(grace: 0)
+            // Nothing was queued yet: the deliverer ends at once.
+            assembly.notifications.stopNow()
             throw .bind(error)
         }
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
-        site.set(baseURL)
+        assembly.site.set(baseURL)
         if !isLoopback(server.host) && configuration.controlToken == nil {
             configuration.logger(.warn)("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
                                         + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
         }
-        var rotation: Task<Void, Never>?
-        let stopping = StopFlag()
-        if configuration.scenario.signingKeys.rotation != nil || !configuration.scenario.events.isEmpty {
-            // Once a second: a running clock reaches the pattern's next step and the timeline's
-            // next event without anyone moving it. Key generation happens here, off the I/O loops.
-            rotation = Task.detached { [state = domain.state, work = domain.blockingWork, stopping] in
-                while !Task.isCancelled {
-                    await work.run {
-                        state.tick()
-                        // On the work thread, Task.isCancelled says nothing: the server's flag does.
-                        state.advanceKeySchedule(stopping: { stopping.value.load(ordering: .relaxed) })
-                    }
-                    try? await Task.sleep(nanoseconds: 1_000_000_000)
-                }
-            }
-        }
-        return AppleIDMockServer(http: server, domain: domain, baseURL: baseURL, notifications: notifications, rotation: rotation,
-                                 stopping: stopping, configuration: configuration)
+        assembly.startTicking()
+        return AppleIDMockServer(http: server, baseURL: baseURL, assembly: assembly, configuration: configuration)
     }
 
-    /// The mock's route table over a new domain, with no socket: answer requests in memory with
-    /// `RouteTable.respond(to:)` (fuzzing, and tests that need no wire). `baseURL` stands for the
-    /// address clients would use.
+    /// The mock's route table over a new domain, with no socket and no notification deliverer
+    /// (an account event queues none: `/__mock/events` answers `"notification": null`): answer
+    /// requests in memory with `RouteTable.respond(to:)` (the fuzzers). For tests, `inMemory`
+    /// runs the same table with notifications. `baseURL` stands for the address clients would use.
     public static func routes(_ configuration: AppleIDMockConfiguration = AppleIDMockConfiguration(),
                               baseURL: String = "http://127.0.0.1:8080") throws(AppleIDMockError) -> RouteTable {
         let domain = try AppleIDDomain(configuration: configuration)
         let site = SiteAddress()
         site.set(baseURL)
-        return Routes.table(domain: domain, site: site, control: controlGuard(configuration), requests: requestLog(configuration))
+        return Routes.table(domain: domain, site: site, control: MockAssembly.controlGuard(configuration),
+                            requests: RequestLog(level: configuration.logLevel, sink: configuration.log))
     }
 
     /// The bound port.
@@ -118,61 +94,41 @@ public final class AppleIDMockServer: Sendable {
 
     /// Stops accepting, finishes in-flight requests; returns at once.
     public func shutdown() {
-        stopping.value.store(true, ordering: .relaxed)
-        rotation?.cancel()
+        assembly.stopTicking()
         http.shutdown()
     }
 
-    /// Blocks until stopped (not for async code).
+    /// Blocks the calling thread until the HTTP loops have ended: for synchronous callers only
+    /// (`await stopped()` in async code).
+    @available(*, noasync, message: "blocks its thread: use `await stopped()` or `await stop()` in async code")
     public func waitUntilStopped() { http.waitUntilStopped() }
 
-    /// Suspends until stopped.
+    /// Suspends until the HTTP loops have ended.
     public func stopped() async { await http.stopped() }
 
-    /// `shutdown()` and wait; queued notifications get their grace period, and what is still
-    /// undelivered is listed on the log.
-    public func stop() {
+    /// Stops and suspends until nothing of the mock runs, holding no thread: stops accepting
+    /// (a new connection is refused), lets in-flight requests finish, ends the key rotation tick,
+    /// and gives queued notifications their grace period (`notificationShutdownGrace`, ended
+    /// early once none is pending); what is still undelivered is marked abandoned and listed on
+    /// the log. Safe to call more than once.
+    public func stop() async {
         shutdown()
-        http.waitUntilStopped()
-        // The rotation task may be generating a key: nothing of the server runs after stop().
-        if let rotation {
-            let done = DispatchSemaphore(value: 0)
-            Task.detached {
-                await rotation.value
-                done.signal()
-            }
-            done.wait()
+        await http.stopped()
+        await assembly.finish()
+    }
+
+    /// `await stop()` for synchronous code (a command's main thread after `sigwait`, a
+    /// synchronous XCTest): blocks the calling thread until it has finished. Never call it from
+    /// async code (the compiler refuses it there) or from a thread of the cooperative pool, whose
+    /// threads the stop itself runs on.
+    @available(*, noasync, message: "blocks its thread: use `await stop()` in async code")
+    public func stop() {
+        let done = DispatchSemaphore(value: 0)
+        Task.detached { [self] in
+            await stop()
+            done.signal()
         }
-        finishNotifications()
-        AppleIDMockLog.flush()
-    }
-
-    /// Gives queued notifications their grace period, then lists what was not delivered.
-    public func finishNotifications() {
-        for record in notifications.stop(grace: notificationGrace) {
-            log("notification \(record.id) (\(record.type) for \(record.userID)) to \(record.url ?? "-") undelivered after \(record.attempts.count) attempts")
-        }
-    }
-
-    private static func makeDeliverer(_ domain: AppleIDDomain, _ configuration: AppleIDMockConfiguration) -> NotificationDeliverer {
-        let transport = HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
-                                                  responseTimeout: configuration.notificationResponseTimeout)
-        return NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: domain.scenario.compatibility.notificationRetryDelays,
-                                     workers: 4, realTime: configuration.realTime, log: configuration.logger(.warn)) { name, body in
-            LoopThread.start(name: name, body)
-        }
-    }
-
-    /// The request lines of `configuration`'s level, to its log.
-    private static func requestLog(_ configuration: AppleIDMockConfiguration) -> RequestLog {
-        RequestLog(level: configuration.logLevel, sink: configuration.log)
-    }
-
-    /// The control API's guard: IP literals, localhost, the configured names and the host of the base URL.
-    private static func controlGuard(_ configuration: AppleIDMockConfiguration) -> ControlGuard {
-        var names = configuration.allowedHosts
-        if let base = configuration.baseURL, let host = URL(string: base)?.host { names.append(host) }
-        return ControlGuard(allowedHosts: names, token: configuration.controlToken)
+        done.wait()
     }
 
     /// Whether `host` (an address the server listens on, IPv6 bracketed or not) is loopback.

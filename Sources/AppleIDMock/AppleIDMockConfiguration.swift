@@ -49,6 +49,9 @@ public struct AppleIDMockConfiguration: Sendable {
     public var notificationResponseTimeout: Double = 10
     /// Seconds queued notifications get to go out when the mock stops.
     public var notificationShutdownGrace: Double = 3
+    /// Where notifications go: nil POSTs them over HTTP(S) with the CA file and timeouts above;
+    /// a test passes its own to record them without a receiver.
+    public var notificationTransport: (any NotificationTransport)?
     /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
     /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
     public var allowedHosts: [String] = []

@@ -33,16 +33,19 @@ public enum AppleIDMockLog {
         }
     }
 
-    /// Waits until every line queued so far is written, or `seconds` pass (a stderr nobody
-    /// reads must not keep the process from exiting); true when all were written.
+    /// Suspends until every line queued so far is written, or `seconds` pass (a stderr nobody
+    /// reads must not keep the process from exiting); true when all were written. Holds no
+    /// thread: the writer, or a dispatch deadline, resumes it.
     @discardableResult
-    public static func flush(seconds: Double = 2) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        writer.async {
-            reportDropped()
-            done.signal()
+    public static func flush(seconds: Double = 2) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let once = ResumeOnce(continuation)
+            writer.async {
+                reportDropped()
+                once.resume(returning: true)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { once.resume(returning: false) }
         }
-        return done.wait(timeout: .now() + seconds) == .success
     }
 
     /// On the writer: says how many lines were dropped since it last said so.

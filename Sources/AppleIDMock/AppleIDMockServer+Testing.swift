@@ -22,6 +22,14 @@ extension AppleIDMockServer {
         return try start(configuration)
     }
 
+    /// The mock of `configuration` with no socket, for tests that drive the route table in
+    /// memory, notifications included (`configuration.notificationTransport` records them without
+    /// a receiver). Its `baseURL` is `configuration.baseURL`, else the configured host and port;
+    /// TLS and HTTP limits go unused. End it with `await stop()`.
+    public static func inMemory(_ configuration: AppleIDMockConfiguration = AppleIDMockConfiguration()) throws(AppleIDMockError) -> InMemoryMock {
+        try InMemoryMock(configuration)
+    }
+
     /// A native Sign in with Apple, as `ASAuthorizationAppleIDCredential` hands it to the app:
     /// `user`, `identityToken`, `authorizationCode` (redeem it at `/auth/token`), and on the
     /// first authorization `email` and `fullName`.

@@ -68,6 +68,20 @@ public final class RawHTTPClient {
 
     deinit { if !closed { Glibc.close(fd) } }
 
+    /// Tries to connect to `host:port` and says how it went: nil when a connection was made
+    /// (and closed again), else the failure (`.system("connect", ECONNREFUSED)` once a server
+    /// has stopped listening).
+    public static func connectionFailure(host: String = "127.0.0.1", port: Int, timeout: Double = 2) -> Failure? {
+        do {
+            _ = try RawHTTPClient(host: host, port: port, timeout: timeout)
+            return nil
+        } catch let failure as Failure {
+            return failure
+        } catch {
+            return .malformed("\(error)")
+        }
+    }
+
     /// Sends all of `bytes`.
     public func send(_ bytes: [UInt8]) throws {
         var sent = 0

@@ -159,7 +159,7 @@ final class AccountEventTests: XCTestCase {
         let transport = ScriptedTransport([500, 500, 200])
         let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [0, 0], workers: 1,
                                               realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
-        defer { deliverer.stop(grace: 0) }
+        defer { deliverer.stopNow() }
         _ = try signIn(domain)
         try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         let record = try XCTUnwrap(awaitSettled(deliverer).first)
@@ -177,7 +177,7 @@ final class AccountEventTests: XCTestCase {
         let failing = try self.domain()
         let deadEnd = NotificationDeliverer(mockState: failing.state, scenario: failing.scenario, issuer: failing.issuer, transport: ScriptedTransport([503]), retryDelays: [0, 0], workers: 1,
                                             realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
-        defer { deadEnd.stop(grace: 0) }
+        defer { deadEnd.stopNow() }
         _ = try signIn(failing)
         try failing.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         let failed = try XCTUnwrap(awaitSettled(deadEnd).first)
@@ -190,7 +190,7 @@ final class AccountEventTests: XCTestCase {
         let transport = ScriptedTransport([200])
         let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [], workers: 1,
                                               realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
-        defer { deliverer.stop(grace: 0) }
+        defer { deliverer.stopNow() }
         _ = try signIn(domain)
         try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         let record = try XCTUnwrap(awaitSettled(deliverer).first)

@@ -185,7 +185,7 @@ final class DeliveryLogTests: XCTestCase {
 
     func testAwait_SleepsUntilARecordSettles_AndLeavesNoWaiterBehind() async throws {
         let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
-        defer { server.stop() }
+        addTeardownBlock { await server.stop() }
         _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
         let waiting = Task { await server.notificationLog(after: 0, waitingUpTo: 30) }
         for _ in 0..<2_000 where server.notifications.waitingReaders == 0 { try await Task.sleep(nanoseconds: 5_000_000) }

@@ -16,22 +16,24 @@ final class DiscoveryEndpointTests: XCTestCase {
         XCTAssertEqual(response.text, expectedDocument(issuer: "https://appleid.apple.com", base: "http://127.0.0.1:\(server.port)"))
     }
 
-    func testDiscovery_UsesConfiguredIssuerAndBaseURLSeparately() throws {
-        let server = try startMock {
+    // In memory: what the document says needs no socket.
+    func testDiscovery_UsesConfiguredIssuerAndBaseURLSeparately() async throws {
+        let mock = try inMemoryMock {
             $0.issuer = "http://apple-mock:8080"
             $0.baseURL = "http://localhost:9999/"
         }
-        defer { server.stop() }
-        let response = try RawHTTPClient(port: server.port).roundTrip("GET", "/.well-known/openid-configuration")
+        addTeardownBlock { await mock.stop() }
+        let response = await mock.get("/.well-known/openid-configuration")
         XCTAssertEqual(response.text, expectedDocument(issuer: "http://apple-mock:8080", base: "http://localhost:9999"))
     }
 
-    func testHealth_ReportsOkAndActiveKey() throws {
-        let server = try startMock()
-        defer { server.stop() }
-        let response = try RawHTTPClient(port: server.port).roundTrip("GET", "/__mock/health")
-        XCTAssertEqual(response.status, 200)
+    func testHealth_ReportsOkAndActiveKey() async throws {
+        let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
+        let response = await mock.get("/__mock/health")
+        XCTAssertEqual(response.status.code, 200)
         XCTAssertEqual(response.text, #"{"active_kid":"W2ek7HdPaL","issuer":"https://appleid.apple.com","status":"ok"}"#)
-        XCTAssertEqual(try RawHTTPClient(port: server.port).roundTrip("GET", "/__mock/healthz").status, 404)
+        let missing = await mock.get("/__mock/healthz")
+        XCTAssertEqual(missing.status.code, 404)
     }
 }

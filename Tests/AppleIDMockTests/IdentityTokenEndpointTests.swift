@@ -1,22 +1,23 @@
 import AppleIDMock
 import JOSE
-import MiniHTTPTesting
+import MiniHTTP
 import XCTest
 
+/// `POST /__mock/id-token`, driven in memory: the token's bytes need no socket.
 final class IdentityTokenEndpointTests: XCTestCase {
-    private func post(_ server: AppleIDMockServer, _ body: String) throws -> RawHTTPResponse {
-        try RawHTTPClient(port: server.port).roundTrip("POST", "/__mock/id-token", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+    private func post(_ mock: InMemoryMock, _ body: String) async -> HTTPResponse {
+        await mock.postJSON("/__mock/id-token", body)
     }
 
-    func testIdentityToken_MintsVerifiableTokenWithApplesHeaderAndClaims() throws {
-        let server = try startMock { $0.scenario.clock = .init(start: 1_700_000_000, frozen: true) }
-        defer { server.stop() }
-        let response = try post(server, #"{"user":"alice","client_id":"com.example.app","nonce":"abc"}"#)
-        XCTAssertEqual(response.status, 200)
+    func testIdentityToken_MintsVerifiableTokenWithApplesHeaderAndClaims() async throws {
+        let mock = try inMemoryMock { $0.scenario.clock = .init(start: 1_700_000_000, frozen: true) }
+        addTeardownBlock { await mock.stop() }
+        let response = await post(mock, #"{"user":"alice","client_id":"com.example.app","nonce":"abc"}"#)
+        XCTAssertEqual(response.status.code, 200)
         let answer = try jsonObject(response.body)
         let token = try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue))
         XCTAssertEqual(token.headerSegment, Base64URL.encode(Array(#"{"kid":"W2ek7HdPaL","alg":"RS256"}"#.utf8)))
-        let key = try XCTUnwrap(server.domain.state.publicKey(keyID: "W2ek7HdPaL"))
+        let key = try XCTUnwrap(mock.domain.state.publicKey(keyID: "W2ek7HdPaL"))
         XCTAssertTrue(token.verifyRS256(with: key))
         let sub = Identity.subject(teamID: "MOCKTEAM01", userID: "alice")
         XCTAssertEqual(String(decoding: token.payload, as: UTF8.self),
@@ -24,10 +25,10 @@ final class IdentityTokenEndpointTests: XCTestCase {
         XCTAssertEqual(answer["sub"], .string(sub))
     }
 
-    func testIdentityToken_HiddenEmailIsRelayAddressWithPrivateClaim() throws {
-        let server = try startMock { $0.scenario.compatibility.isPrivateEmail = .string }
-        defer { server.stop() }
-        let answer = try jsonObject(try post(server, #"{"user":"bob"}"#).body)
+    func testIdentityToken_HiddenEmailIsRelayAddressWithPrivateClaim() async throws {
+        let mock = try inMemoryMock { $0.scenario.compatibility.isPrivateEmail = .string }
+        addTeardownBlock { await mock.stop() }
+        let answer = try jsonObject(await post(mock, #"{"user":"bob"}"#).body)
         let token = try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue))
         let claims = try XCTUnwrap(token.payloadJSON)
         XCTAssertEqual(claims["email"], .string(Identity.relayAddress(teamID: "MOCKTEAM01", userID: "bob")))
@@ -35,9 +36,9 @@ final class IdentityTokenEndpointTests: XCTestCase {
         XCTAssertEqual(claims["email_verified"], true)
     }
 
-    func testIdentityToken_RejectsBadRequestsNamingTheField() throws {
-        let server = try startMock()
-        defer { server.stop() }
+    func testIdentityToken_RejectsBadRequestsNamingTheField() async throws {
+        let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let cases: [(String, String)] = [
             (#"{"user":"mallory"}"#, #"{"error":"no user \"mallory\" in the scenario","field":"user"}"#),
             (#"{}"#, #"{"error":"missing required field","field":"user"}"#),
@@ -47,8 +48,8 @@ final class IdentityTokenEndpointTests: XCTestCase {
             (#"{"user":"#, #"{"error":"body is not valid JSON","field":null}"#),
         ]
         for (body, expected) in cases {
-            let response = try post(server, body)
-            XCTAssertEqual(response.status, 400, body)
+            let response = await post(mock, body)
+            XCTAssertEqual(response.status.code, 400, body)
             XCTAssertEqual(response.text, expected, body)
         }
     }

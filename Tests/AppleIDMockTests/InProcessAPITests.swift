@@ -30,12 +30,13 @@ final class InProcessAPITests: XCTestCase {
         var receiverConfiguration = HTTPServerConfiguration()
         receiverConfiguration.port = 0
         let receiver = try HTTPServer.start(configuration: receiverConfiguration, routes: router.build())
-        defer { receiver.stop() }
+        addTeardownBlock { await receiver.stop() }
         var scenario = Scenario.default
         scenario.teams[0].notificationURL = receiver.url + "/apple"
         scenario.clock = .init(start: frozenNow, frozen: true)
         let mock = try AppleIDMockServer.startForTesting(scenario: scenario, keysDirectory: repositoryRoot + "/Keys/signing")
-        defer { mock.stop() }
+        // Teardown blocks run last first: the mock's notifications end before the receiver does.
+        addTeardownBlock { await mock.stop() }
         XCTAssertTrue(mock.baseURL.hasPrefix("http://127.0.0.1:"))
 
         // Native: the code redeems at /auth/token over the wire.

@@ -59,6 +59,24 @@ final class ServerShutdownTests: XCTestCase {
         ServerFixture.assertRefused(port: server.port)
     }
 
+    func testStop_InAsyncCode_LetsTheRequestInFlightFinish_ThenRefusesNewConnections() async throws {
+        let gate = Gate()
+        let server = try ServerFixture.start(gate: gate)
+        let port = server.port
+        let inFlight = try ServerFixture.client(server)
+        try inFlight.request("GET", "/gated")
+        while !gate.hasEntered { try await Task.sleep(for: .milliseconds(5)) }
+        // Draining before the handler ends: its answer closes the connection.
+        server.shutdown()
+        gate.open()
+        await server.stop()
+        // Answered before the loops ended; the bytes wait in the client's socket.
+        XCTAssertEqual(try inFlight.readResponse().rawText,
+                       "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 5\r\nConnection: close\r\n\r\ngated")
+        ServerFixture.assertRefused(port: port)
+        XCTAssertEqual(server.openConnections, 0)
+    }
+
     func testStopped_ResumesAsyncWaiter() async throws {
         let server = try ServerFixture.start()
         server.shutdown()

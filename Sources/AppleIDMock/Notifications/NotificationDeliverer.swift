@@ -18,8 +18,12 @@ public final class NotificationDeliverer: Sendable {
         var due = DueQueue()
         var nextID: UInt64 = 1
         var running = true
+        /// Set while `stop(grace:)` waits for the deliveries to go quiet: every attempt's end
+        /// then wakes the waiters (a retry moved past the grace ends the wait too).
+        var draining = false
         var inFlight = 0
-        /// Readers of `await` waiting for a record to settle, by ticket.
+        /// Readers of `await` waiting for a record to settle, and a stopper waiting for the
+        /// deliveries to go quiet, by ticket.
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter: UInt64 = 0
         /// Undelivered notifications pushed out of a log full of undelivered ones.
@@ -152,18 +156,26 @@ public final class NotificationDeliverer: Sendable {
             let found = records(after: after)
             let left = deadline - realTime()
             if found.contains(where: \.isSettled) || left <= 0 || Task.isCancelled { return found }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ticket = state.withLock { state -> UInt64? in
-                    // Settled since the look above: do not sleep.
-                    guard !state.records[state.firstIndex(above: after, \.id)...].contains(where: \.isSettled) else { return nil }
-                    state.nextWaiter += 1
-                    state.waiters[state.nextWaiter] = continuation
-                    return state.nextWaiter
-                }
-                guard let ticket else { return continuation.resume() }
-                DispatchQueue.global().asyncAfter(deadline: .now() + max(0.001, left)) { [self] in
-                    state.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
-                }
+            // Settled since the look above: do not sleep.
+            await sleep(upTo: left) { state in state.records[state.firstIndex(above: after, \.id)...].contains(where: \.isSettled) }
+        }
+    }
+
+    /// Suspends until the waiters are woken (a record settles, pending ones are abandoned, and
+    /// while stopping, any attempt ends) or `seconds` pass; returns at once when `done` already
+    /// holds under the lock. Holds no thread: the continuation waits in the state, and a
+    /// dispatch deadline ends it at the latest.
+    private func sleep(upTo seconds: Double, unless done: (State) -> Bool) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ticket = state.withLock { state -> UInt64? in
+                guard !done(state) else { return nil }
+                state.nextWaiter += 1
+                state.waiters[state.nextWaiter] = continuation
+                return state.nextWaiter
+            }
+            guard let ticket else { return continuation.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0.001, seconds)) { [self] in
+                state.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
             }
         }
     }
@@ -326,11 +338,11 @@ public final class NotificationDeliverer: Sendable {
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.inFlight -= 1
-            guard let index = state.index(of: record.id) else { return [] }
+            guard let index = state.index(of: record.id) else { return state.draining ? Self.takeWaiters(&state) : [] }
             if let jwt, state.records[index].jwt == nil { state.records[index].signed(jwt) }
             state.records[index].attempts.append(result)
             // Abandoned while on the wire (a reset, a cancel): the attempt is kept, the outcome too.
-            guard state.records[index].outcome == .pending else { return [] }
+            guard state.records[index].outcome == .pending else { return state.draining ? Self.takeWaiters(&state) : [] }
             let tries = state.records[index].attempts.count
             if let status = result.status, (200..<300).contains(status) {
                 state.records[index].outcome = .delivered
@@ -339,7 +351,8 @@ public final class NotificationDeliverer: Sendable {
             } else {
                 state.records[index].dueAt = realTime() + Double(retryDelays[tries - 1])
                 state.due.insert(dueAt: state.records[index].dueAt, id: record.id)
-                return []
+                // A stopper waits for the attempts to end, retries included.
+                return state.draining ? Self.takeWaiters(&state) : []
             }
             return Self.takeWaiters(&state)
         }
@@ -349,19 +362,41 @@ public final class NotificationDeliverer: Sendable {
     // MARK: - Stopping
 
     /// Stops after giving queued deliveries up to `grace` seconds; returns what was still
-    /// undelivered (also marked abandoned in the log).
+    /// undelivered (also marked abandoned in the log). Suspends without holding a thread: it
+    /// wakes when an attempt ends or a record is abandoned, and returns as soon as nothing due
+    /// within the grace is left (no attempt on the wire, no pending record due by then), at the
+    /// latest after `grace` seconds of real time, measured on the monotonic clock.
     @discardableResult
-    public func stop(grace: Double) -> [NotificationRecord] {
+    public func stop(grace: Double) async -> [NotificationRecord] {
         collect()
-        let deadline = realTime() + grace
-        while realTime() < deadline {
-            let busy = state.withLock { state in state.inFlight > 0 || state.live.contains { $0.outcome == .pending && $0.dueAt <= deadline } }
-            guard busy else { break }
-            wakeup.signal()
-            usleepSeconds(0.02)
+        let grace = max(0, grace)
+        let end = ContinuousClock.now + .milliseconds(Int64(min(grace, 86_400) * 1000))
+        // Which records the grace covers: those due by then, in the log's own time.
+        let dueBy = realTime() + grace
+        state.withLock { $0.draining = true }
+        wakeup.signal()
+        while state.withLock({ Self.isBusy($0, dueBy: dueBy) }) {
+            let left = ContinuousClock.now.duration(to: end)
+            guard left > .zero else { break }
+            let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            await sleep(upTo: seconds) { state in !Self.isBusy(state, dueBy: dueBy) }
         }
+        return stopNow()
+    }
+
+    /// Whether an attempt is on the wire or a pending record is due by `dueBy`.
+    private static func isBusy(_ state: State, dueBy: Double) -> Bool {
+        state.inFlight > 0 || state.live.contains { $0.outcome == .pending && $0.dueAt <= dueBy }
+    }
+
+    /// Stops at once, with no grace and no waiting: every pending record is marked abandoned
+    /// (one on the wire finishes, and its attempt is recorded) and returned, the workers end,
+    /// and readers waiting in `await` are woken.
+    @discardableResult
+    public func stopNow() -> [NotificationRecord] {
         let (left, waiters) = state.withLock { state -> ([NotificationRecord], [CheckedContinuation<Void, Never>]) in
             state.running = false
+            state.draining = false
             var left: [NotificationRecord] = []
             state.due.removeAll()
             for index in state.live.indices where state.records[index].outcome == .pending {
@@ -371,11 +406,7 @@ public final class NotificationDeliverer: Sendable {
             return (left, Self.takeWaiters(&state))
         }
         for waiter in waiters { waiter.resume() }
-        for _ in 0..<16 { wakeup.signal() }
+        for _ in 0..<workerCount { wakeup.signal() }
         return left
-    }
-
-    private func usleepSeconds(_ seconds: Double) {
-        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(Int(seconds * 1000)))
     }
 }

@@ -27,6 +27,13 @@ public struct NotificationRecord: Sendable {
         public var status: Int?
         /// What went wrong otherwise (refused, timed out, TLS failure, …).
         public var error: String?
+
+        /// An attempt at `at` that got `status`, or failed with `error` (a transport's answer).
+        public init(at: Double, status: Int?, error: String?) {
+            self.at = at
+            self.status = status
+            self.error = error
+        }
     }
 
     /// 1, 2, 3, … in the order events happened.

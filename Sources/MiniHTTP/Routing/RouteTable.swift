@@ -59,14 +59,27 @@ public struct RouteTable: Sendable {
         return allow.sorted()
     }
 
-    /// The response for `request`, for handlers that run inline or as tests calling directly.
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    /// The handler that answers `request`: its route's, else the fallback of its prefix or of
+    /// the table, else the plain 405 (with `Allow`) or 404. The one place a request is matched to
+    /// its answer: the server's connections and `respond(to:)` both start here.
+    func handler(for request: HTTPRequest) -> HTTPHandler {
         switch resolve(request.method, request.path) {
         case .handler(let handler), .methodNotAllowed(_, .some(let handler)), .notFound(.some(let handler)):
-            return await Self.run(handler, request)
-        case .methodNotAllowed(let allow, .none): return Self.methodNotAllowed(allow)
-        case .notFound(.none): return .plainError(.notFound)
+            return handler
+        case .methodNotAllowed(let allow, .none):
+            return .immediate { _ in Self.methodNotAllowed(allow) }
+        case .notFound(.none):
+            return Self.plainNotFound
         }
+    }
+
+    /// The answer to a path no route or fallback takes.
+    private static let plainNotFound = HTTPHandler.immediate { _ in .plainError(.notFound) }
+
+    /// The response for `request`, as a server would answer it (the handler's response, before
+    /// the serializer adds framing headers): tests and fuzzers drive the table in memory with it.
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        await Self.run(handler(for: request), request)
     }
 
     /// The 405 response with its `Allow` header (RFC 9110 §15.5.6).
@@ -76,6 +89,7 @@ public struct RouteTable: Sendable {
         return response
     }
 
+    /// Runs `handler` for `request`; what it throws becomes its response.
     static func run(_ handler: HTTPHandler, _ request: HTTPRequest) async -> HTTPResponse {
         switch handler {
         case .immediate(let body): return convert { try body(request) }
@@ -84,10 +98,12 @@ public struct RouteTable: Sendable {
         }
     }
 
+    /// Runs an immediate handler's `body`; what it throws becomes its response.
     static func convert(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         do { return try body() } catch { return response(for: error) }
     }
 
+    /// The response for a handler's error: its own when it knows one, else a logged 500.
     static func response(for error: any Error) -> HTTPResponse {
         if let known = error as? any HTTPResponseError { return known.response }
         HTTPServerLog.write("handler error: \(error)")

@@ -263,17 +263,7 @@ final class Connection {
         closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
         let headOnly = request.method == .head
         let minor = request.minorVersion
-        let handler: HTTPHandler
-        switch loop.routes.resolve(request.method, request.path) {
-        case .handler(let found), .methodNotAllowed(_, .some(let found)), .notFound(.some(let found)):
-            handler = found
-        case .methodNotAllowed(let allow, .none):
-            respond(RouteTable.methodNotAllowed(allow), headOnly: headOnly, minorVersion: minor, now: now)
-            return
-        case .notFound(.none):
-            respond(.plainError(.notFound), headOnly: headOnly, minorVersion: minor, now: now)
-            return
-        }
+        let handler = loop.routes.handler(for: request)
         switch handler {
         case .immediate(let body):
             respond(RouteTable.convert { try body(request) }, headOnly: headOnly, minorVersion: minor, now: now)

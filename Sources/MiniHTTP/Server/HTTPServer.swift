@@ -6,7 +6,9 @@ import Synchronization
 /// A running HTTP/1.1 server: a listening socket and event-loop threads.
 ///
 /// `start` binds and returns once connections are being accepted; `shutdown` stops accepting,
-/// lets in-flight requests finish, and `waitUntilStopped` returns when all loops have ended.
+/// lets in-flight requests finish, and `stopped()` returns when all loops have ended. `await
+/// stop()` does both from async code without holding a thread; the blocking `stop()` and
+/// `waitUntilStopped()` are for synchronous callers (a command's main thread, a synchronous test).
 public final class HTTPServer: Sendable {
     /// The configuration it was started with.
     public let configuration: HTTPServerConfiguration
@@ -100,22 +102,32 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Blocks the calling thread until every loop has ended. Not for use inside async code.
+    /// Blocks the calling thread until every loop has ended: for synchronous callers only (the
+    /// compiler refuses it in async code, where `await stopped()` waits without a thread).
+    @available(*, noasync, message: "blocks its thread: use `await stopped()` in async code")
     public func waitUntilStopped() {
         stopped.wait()
     }
 
-    /// Suspends until every loop has ended.
+    /// Suspends until every loop has ended; holds no thread (the loops' last one resumes it).
     public func stopped() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             stopped.notify(queue: .global()) { continuation.resume() }
         }
     }
 
-    /// `shutdown()` then `waitUntilStopped()`.
+    /// `shutdown()`, then suspends until every loop has ended.
+    public func stop() async {
+        shutdown()
+        await stopped()
+    }
+
+    /// `shutdown()` then `waitUntilStopped()`, blocking the calling thread: for synchronous
+    /// callers only (`await stop()` in async code).
+    @available(*, noasync, message: "blocks its thread: use `await stop()` in async code")
     public func stop() {
         shutdown()
-        waitUntilStopped()
+        stopped.wait()
     }
 
     /// Lifts the soft open-file limit to the hard one so thousands of clients fit; returns the

@@ -1,0 +1,88 @@
+import FoundationEssentials
+import MiniHTTP
+import Synchronization
+
+/// A mock apart from its socket: the domain, the route table over it (control guard and request
+/// log included), the notification deliverer the table's routes report to, and the ticker that
+/// runs the scenario's rotation pattern and timeline on real time. `AppleIDMockServer` serves it
+/// on a port and `InMemoryMock` answers requests with it directly; both build it here from one
+/// configuration and end it with `finish()`, so the two run the same wiring.
+final class MockAssembly: Sendable {
+    /// The Apple domain: scenario, clock, keys and all state.
+    let domain: AppleIDDomain
+    /// The address clients use, known once the port is bound.
+    let site: SiteAddress
+    /// Server-to-server notifications: their delivery and log.
+    let notifications: NotificationDeliverer
+    /// Every route the mock serves.
+    let routes: RouteTable
+    /// The once-a-second tick, while it runs.
+    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    /// Set when the mock stops: a key catch-up on the work thread ends early.
+    private let stopping = StopFlag()
+    private let notificationGrace: Double
+    private let log: @Sendable (String) -> Void
+
+    /// Loads the keys and builds the domain, the deliverer (over `configuration`'s transport,
+    /// else HTTP) and the route table; nothing runs yet but what the deliverer starts on demand.
+    init(_ configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
+        domain = try AppleIDDomain(configuration: configuration)
+        site = SiteAddress()
+        let transport = configuration.notificationTransport
+            ?? HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
+                                         responseTimeout: configuration.notificationResponseTimeout)
+        notifications = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport,
+                                              retryDelays: domain.scenario.compatibility.notificationRetryDelays, workers: 4,
+                                              realTime: configuration.realTime, log: configuration.logger(.warn)) { name, body in
+            LoopThread.start(name: name, body)
+        }
+        routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
+                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log))
+        notificationGrace = configuration.notificationShutdownGrace
+        log = configuration.logger(.warn)
+    }
+
+    /// Starts the tick when the scenario needs one (a rotation pattern or a timeline of events):
+    /// once a second a running clock reaches the pattern's next step and the timeline's next event
+    /// without anyone moving it. Key generation happens on the domain's work thread, off the I/O
+    /// loops and off the cooperative pool.
+    func startTicking() {
+        guard domain.scenario.signingKeys.rotation != nil || !domain.scenario.events.isEmpty else { return }
+        let task = Task.detached { [state = domain.state, work = domain.blockingWork, stopping] in
+            while !Task.isCancelled {
+                await work.run {
+                    state.tick()
+                    // On the work thread, Task.isCancelled says nothing: the mock's flag does.
+                    state.advanceKeySchedule(stopping: { stopping.value.load(ordering: .relaxed) })
+                }
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+            }
+        }
+        ticker.withLock { $0 = task }
+    }
+
+    /// Ends the tick; returns at once (a key being generated stops early).
+    func stopTicking() {
+        stopping.value.store(true, ordering: .relaxed)
+        ticker.withLock { $0 }?.cancel()
+    }
+
+    /// Ends the mock's own work without blocking a thread: the tick (waiting for a key being
+    /// generated), then queued notifications get their grace period, what is still undelivered is
+    /// listed on the log, and the log is flushed. Nothing of the mock runs after it returns.
+    func finish() async {
+        stopTicking()
+        await ticker.withLock { $0 }?.value
+        for record in await notifications.stop(grace: notificationGrace) {
+            log("notification \(record.id) (\(record.type) for \(record.userID)) to \(record.url ?? "-") undelivered after \(record.attempts.count) attempts")
+        }
+        await AppleIDMockLog.flush()
+    }
+
+    /// The control API's guard: IP literals, localhost, the configured names and the host of the base URL.
+    static func controlGuard(_ configuration: AppleIDMockConfiguration) -> ControlGuard {
+        var names = configuration.allowedHosts
+        if let base = configuration.baseURL, let host = URL(string: base)?.host { names.append(host) }
+        return ControlGuard(allowedHosts: names, token: configuration.controlToken)
+    }
+}
