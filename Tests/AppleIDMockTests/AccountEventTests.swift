@@ -185,6 +185,26 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(failed.attempts.map(\.status), [503, 503, 503])
     }
 
+    func testDeliverer_SignsWithTheKeyThatSignedWhenTheEventHappened_EvenAfterARotation() throws {
+        let domain = try domain()
+        _ = try signIn(domain)
+        _ = try signIn(domain, user: "bob")
+        try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
+        let rotated = try domain.rotateKeys().keyID
+        // The twin: an event after the rotation is signed by the new key.
+        try domain.state.accountEvent(.consentRevoked, user: "bob", clientID: "com.example.app")
+        let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: ScriptedTransport([200]),
+                                              retryDelays: [], workers: 1, realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in
+            LoopThread.start(name: name, body)
+        }
+        defer { deliverer.stopNow() }
+        deliverer.collect()
+        var records = try awaitSettled(deliverer)
+        while records.count < 2 || records.contains(where: { $0.outcome == .pending }) { records = try awaitSettled(deliverer) }
+        XCTAssertEqual(try records.map { try CompactJWS.parse(try XCTUnwrap($0.jwt)).keyID }, ["W2ek7HdPaL", rotated])
+        XCTAssertEqual(records.map { $0.attempts.first?.at }, [Double(frozenNow), Double(frozenNow)], "attempts are stamped in mock time")
+    }
+
     func testDeliverer_RecordsNoURL_WhenTheGroupRegisteredNone() throws {
         let domain = try domain { $0.scenario.teams[0].notificationURL = nil }
         let transport = ScriptedTransport([200])

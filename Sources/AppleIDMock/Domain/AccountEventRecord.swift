@@ -20,6 +20,9 @@ public struct AccountEventRecord: Sendable, Equatable {
     public var email: String?
     /// The notification's `jti`.
     public var notificationID: String
+    /// The key that signed id_tokens when it happened, which signs its notification (§7) even
+    /// when a rotation comes before delivery; nil when none was published.
+    public var signingKeyID: String?
     /// The index of the scenario timeline event that fired it, if one did.
     public var timelineIndex: Int?
 }

@@ -398,6 +398,11 @@ public final class MockState: Sendable {
     /// The key that signs now.
     public var signingKeyID: String? { read { world, _ in world.signingKey?.keyID } }
 
+    /// The published key with `kid`, private half included (to sign what it was chosen for).
+    public func publishedKey(_ keyID: String) -> KeyRing.SigningKey? {
+        read { world, _ in world.publishedKey(keyID) }
+    }
+
     // MARK: - Everything else
 
     /// Returns everything to the scenario's initial state: users, consents, codes, transfers,

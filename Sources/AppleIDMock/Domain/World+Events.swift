@@ -52,7 +52,8 @@ extension World {
         return AccountEventRecord(type: type, userID: key.userID, teamID: key.teamID, groupID: key.groupID,
                                   subject: Identity.subject(teamID: key.teamID, userID: key.userID),
                                   eventTime: milliseconds ? Self.eventMilliseconds(now, precise: changes.preciseNow) : now, at: now,
-                                  email: nil, notificationID: changes.random.hex(32), timelineIndex: timelineIndex)
+                                  email: nil, notificationID: changes.random.hex(32), signingKeyID: signingKey?.keyID,
+                                  timelineIndex: timelineIndex)
     }
 
     /// `now` in milliseconds, with the fraction of the operation's start when it is the same second.

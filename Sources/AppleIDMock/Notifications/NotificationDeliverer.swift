@@ -257,7 +257,7 @@ public final class NotificationDeliverer: Sendable {
             ? .string(String(decoding: JSONWriter.compact(.object(body)), as: UTF8.self)) : .object(body)
         let url = scenario.teams.first { $0.teamID == event.teamID }.flatMap { scenario.notificationURL(group: event.groupID, team: $0) }
         return PendingNotification(payload: JSONWriter.compact(.object(claims)), type: body["type"]?.stringValue ?? "", groupID: event.groupID,
-                                   url: url, userID: event.userID, sequence: sequence)
+                                   url: url, userID: event.userID, sequence: sequence, keyID: event.signingKeyID)
     }
 
     private func append(_ state: inout State, _ record: NotificationRecord) {
@@ -325,16 +325,20 @@ public final class NotificationDeliverer: Sendable {
 
     private func attempt(_ record: NotificationRecord) {
         var jwt = record.jwt
-        if jwt == nil, let payload = record.unsigned, let key = mockState.signingKey {
+        // Signed by the key that signed when the event happened, while it is published; else by today's signer.
+        if jwt == nil, let payload = record.unsigned, let key = record.keyID.flatMap(mockState.publishedKey) ?? mockState.signingKey {
             jwt = try? CompactJWS.signRS256(payload: payload, kid: key.keyID, key: key.privateKey).compact
         }
-        let result: NotificationRecord.Attempt
+        // Attempts are stamped in mock time, as everything else the mock reports.
+        let at = mockState.preciseNow
+        var result: NotificationRecord.Attempt
         if let jwt, let url = record.url {
             var body = JSONObject()
             body["payload"] = .string(jwt)
             result = transport.post(url: url, body: JSONWriter.compact(.object(body)))
+            result.at = at
         } else {
-            result = NotificationRecord.Attempt(at: realTime(), status: nil, error: "no signing key is published")
+            result = NotificationRecord.Attempt(at: at, status: nil, error: "no signing key is published")
         }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.inFlight -= 1

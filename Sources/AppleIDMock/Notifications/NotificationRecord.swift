@@ -21,7 +21,7 @@ public struct NotificationRecord: Sendable {
 
     /// One try: when (real time), and the status code or the error.
     public struct Attempt: Sendable, Equatable {
-        /// Real time of the attempt, seconds since 1970.
+        /// Mock time the attempt began, seconds since 1970 (the deliverer stamps it).
         public var at: Double
         /// The receiver's status code, when it answered.
         public var status: Int?
@@ -49,6 +49,8 @@ public struct NotificationRecord: Sendable {
     /// The payload to sign, until the JWT exists; then the JWT alone carries it, so a long
     /// delivery log keeps one string per notification.
     private(set) var unsigned: [UInt8]?
+    /// The kid to sign with (the signer when the event happened).
+    let keyID: String?
     /// The signed JWT, once signed (at the first attempt).
     public private(set) var jwt: String?
     /// Every attempt so far.
@@ -66,6 +68,7 @@ public struct NotificationRecord: Sendable {
         sequence = notification.sequence
         url = notification.url
         unsigned = notification.payload
+        keyID = notification.keyID
         self.outcome = outcome
         self.dueAt = dueAt
     }

@@ -17,6 +17,8 @@ public struct PendingNotification: Sendable, Equatable {
     /// The sequence number of the event it was derived from: the operation that caused it knows
     /// it, so it finds its own record in the delivery log (probe finding N3).
     public let sequence: UInt64
+    /// The kid of the key to sign it with: the signer when its event happened.
+    public var keyID: String? = nil
 
     /// The claims, read back from the payload.
     public var claims: JSONObject { Self.claims(payload) }
