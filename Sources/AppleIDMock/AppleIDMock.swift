@@ -92,9 +92,12 @@ public final class AppleIDMockServer: Sendable {
     /// `http://HOST:PORT` as bound (`https://` when serving TLS).
     public var listenURL: String { http.url }
 
-    /// Stops accepting, finishes in-flight requests; returns at once.
+    /// Stops accepting, finishes in-flight requests (long polls answer at once with what they
+    /// have); returns at once.
     public func shutdown() {
         assembly.stopTicking()
+        assembly.domain.state.releaseReaders()
+        assembly.notifications.releaseReaders()
         http.shutdown()
     }
 

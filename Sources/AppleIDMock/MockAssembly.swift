@@ -72,6 +72,8 @@ final class MockAssembly: Sendable {
     /// listed on the log, and the log is flushed. Nothing of the mock runs after it returns.
     func finish() async {
         stopTicking()
+        domain.state.releaseReaders()
+        notifications.releaseReaders()
         await ticker.withLock { $0 }?.value
         for record in await notifications.stop(grace: notificationGrace) {
             log("notification \(record.id) (\(record.type) for \(record.userID)) to \(record.url ?? "-") undelivered after \(record.attempts.count) attempts")

@@ -60,6 +60,27 @@ final class EventFeedTests: XCTestCase {
         XCTAssertEqual(events.compactMap { $0.objectValue?["type"]?.stringValue }, ["code-issued"], "woken by the event, not by the time")
     }
 
+    func testStop_AnswersLongPollsAtOnce_RatherThanHoldingTheShutdownForThem() throws {
+        let server = try startFrozenMock()
+        let answered = expectation(description: "both long polls answered")
+        answered.expectedFulfillmentCount = 2
+        nonisolated(unsafe) var results: [String: RawHTTPResponse] = [:]
+        let lock = NSLock()
+        for path in ["/__mock/events?wait=60", "/__mock/notifications?wait=60"] {
+            DispatchQueue.global().async {
+                let response = try? server.get(path)
+                lock.withLock { results[path] = response }
+                answered.fulfill()
+            }
+        }
+        while server.domain.state.waitingReaders == 0 || server.notifications.waitingReaders == 0 { usleep(2_000) }
+        server.stop()
+        wait(for: [answered], timeout: 120)
+        // Answered, with what there was — not cut off after the shutdown grace without an answer.
+        XCTAssertEqual(lock.withLock { results["/__mock/events?wait=60"] }?.text, #"{"events":[],"last":0,"missed":0}"#)
+        XCTAssertEqual(lock.withLock { results["/__mock/notifications?wait=60"] }?.text, #"{"notifications":[]}"#)
+    }
+
     func testFeed_ReaderFarBehind_GetsWhatIsKeptAndHowManyItMissed() throws {
         let server = try startFrozenMock()
         defer { server.stop() }

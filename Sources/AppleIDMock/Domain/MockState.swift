@@ -31,6 +31,8 @@ public final class MockState: Sendable {
         var lastPrune: Int64 = .min
         /// Feed readers asleep until the next event, by ticket.
         var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        /// The mock is stopping: feed readers answer at once with what there is.
+        var readersReleased = false
         var nextWaiter: UInt64 = 0
     }
 
@@ -180,11 +182,12 @@ public final class MockState: Sendable {
             let page = events(after: after, limit: limit, types: types)
             let left = deadline - realTime()
             if !page.events.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled { return page }
-            let seen = lastEventSequence
+            let (seen, released) = guarded.withLock { ($0.log.lastSequence, $0.readersReleased) }
+            if released { return page }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ticket = guarded.withLock { guarded -> UInt64? in
-                    // Recorded since the look above: do not sleep.
-                    guard guarded.log.lastSequence == seen else { return nil }
+                    // Recorded since the look above, or the mock is stopping: do not sleep.
+                    guard guarded.log.lastSequence == seen, !guarded.readersReleased else { return nil }
                     guarded.nextWaiter += 1
                     guarded.waiters[guarded.nextWaiter] = continuation
                     return guarded.nextWaiter
@@ -195,6 +198,17 @@ public final class MockState: Sendable {
                 }
             }
         }
+    }
+
+    /// Wakes every feed reader asleep in `awaitEvents`, and answers later ones at once: a mock
+    /// that stops does not hold its shutdown for long polls.
+    public func releaseReaders() {
+        let waiters = guarded.withLock { guarded in
+            guarded.readersReleased = true
+            defer { guarded.waiters.removeAll() }
+            return Array(guarded.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Feed readers asleep now.

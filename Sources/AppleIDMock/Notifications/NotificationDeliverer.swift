@@ -18,6 +18,8 @@ public final class NotificationDeliverer: Sendable {
         var due = DueQueue()
         var nextID: UInt64 = 1
         var running = true
+        /// The mock is stopping: readers of `await` answer at once with what there is.
+        var readersReleased = false
         /// Set while `stop(grace:)` waits for the deliveries to go quiet: every attempt's end
         /// then wakes the waiters (a retry moved past the grace ends the wait too).
         var draining = false
@@ -155,9 +157,11 @@ public final class NotificationDeliverer: Sendable {
         while true {
             let found = records(after: after)
             let left = deadline - realTime()
-            if found.contains(where: \.isSettled) || left <= 0 || Task.isCancelled { return found }
-            // Settled since the look above: do not sleep.
-            await sleep(upTo: left) { state in state.records[state.firstIndex(above: after, \.id)...].contains(where: \.isSettled) }
+            if found.contains(where: \.isSettled) || left <= 0 || Task.isCancelled || state.withLock({ $0.readersReleased }) { return found }
+            // Settled since the look above, or the mock is stopping: do not sleep.
+            await sleep(upTo: left) { state in
+                state.readersReleased || state.records[state.firstIndex(above: after, \.id)...].contains(where: \.isSettled)
+            }
         }
     }
 
@@ -178,6 +182,16 @@ public final class NotificationDeliverer: Sendable {
                 state.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
             }
         }
+    }
+
+    /// Wakes every reader asleep in `await`, and answers later ones at once: a mock that stops
+    /// does not hold its shutdown for long polls (nor their clients for their whole wait).
+    public func releaseReaders() {
+        let waiters = state.withLock { state in
+            state.readersReleased = true
+            return Self.takeWaiters(&state)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Readers asleep in `await` now.
