@@ -87,7 +87,7 @@ extension AppleIDMockServer {
     @discardableResult
     public func fireEvent(_ type: String, user: String, clientID: String) throws -> UInt64? {
         guard let event = AccountEventType(name: type) else {
-            throw AccountEventError(status: 400, message: "expected \(AccountEventType.names)", field: "type")
+            throw AccountEventError(.invalid, message: "expected \(AccountEventType.names)", field: "type")
         }
         let sequences = try domain.state.accountEvent(event, user: user, clientID: clientID)
         return sequences.first.flatMap { notifications.record(sequence: $0) }?.id

@@ -76,7 +76,7 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(try event(notification), ["type": "consent-revoked", "sub": .string(teamSub("alice")), "event_time": .int(frozenNow * 1000)])
         // The twin: twice is not possible — nothing to revoke.
         let error = assertThrows(try domain.state.accountEvent(.consentRevoked, user: "bob", clientID: "com.example.app")) as? AccountEventError
-        XCTAssertEqual(error, AccountEventError(status: 409, message: "\"bob\" has not signed in to this app group", field: "user"))
+        XCTAssertEqual(error, AccountEventError(.notPossible, message: "\"bob\" has not signed in to this app group", field: "user"))
     }
 
     func testAccountDeletion_KillsTokens_RefusesSignIn_AndCredentialStateReadsRevoked() throws {
@@ -90,7 +90,7 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
         XCTAssertEqual(try event(try XCTUnwrap(takeNotifications(domain).first))["type"], "account-delete")
         XCTAssertEqual(assertThrows(try domain.state.accountEvent(.emailEnabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
-                       AccountEventError(status: 409, message: "the Apple Account of \"alice\" was deleted", field: "user"))
+                       AccountEventError(.notPossible, message: "the Apple Account of \"alice\" was deleted", field: "user"))
         // Bob is untouched.
         XCTAssertNoThrow(try signIn(domain, user: "bob"))
         XCTAssertTrue(domain.state.events().events.contains { $0.event == .accountDeleted(userID: "alice") })
@@ -100,7 +100,7 @@ final class AccountEventTests: XCTestCase {
         let domain = try domain { $0.scenario.compatibility.eventTimeUnit = .seconds }
         _ = try signIn(domain, user: "alice", hideEmail: false)
         XCTAssertEqual(assertThrows(try domain.state.accountEvent(.emailDisabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
-                       AccountEventError(status: 409, message: "\"alice\" does not use a relay address with this app group", field: "user"))
+                       AccountEventError(.notPossible, message: "\"alice\" does not use a relay address with this app group", field: "user"))
         _ = try signIn(domain, user: "bob")
         try domain.state.accountEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
         XCTAssertEqual(domain.state.user("bob")?.relayDisabledTeams, ["MOCKTEAM01"])
@@ -116,9 +116,9 @@ final class AccountEventTests: XCTestCase {
     func testEvents_RefuseUnknownUsersAndClients() throws {
         let domain = try domain()
         XCTAssertEqual(assertThrows(try domain.state.accountEvent(.consentRevoked, user: "mallory", clientID: "com.example.app")) as? AccountEventError,
-                       AccountEventError(status: 404, message: "no user \"mallory\"", field: "user"))
+                       AccountEventError(.unknown, message: "no user \"mallory\"", field: "user"))
         XCTAssertEqual(assertThrows(try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.nope")) as? AccountEventError,
-                       AccountEventError(status: 404, message: "no client \"com.nope\" in the scenario", field: "client_id"))
+                       AccountEventError(.unknown, message: "no client \"com.nope\" in the scenario", field: "client_id"))
         XCTAssertTrue(takeNotifications(domain).isEmpty)
     }
 

@@ -69,7 +69,7 @@ final class UserIndexTests: XCTestCase {
         XCTAssertEqual(try domain.credentialState(user: teamSub("u517", team: Self.teamB), clientID: "com.example.app"), .notFound)
         XCTAssertEqual(try domain.credentialState(user: unknown, clientID: "com.example.app"), .notFound)
         let error = assertThrows(try domain.state.accountEvent(.emailDisabled, user: unknown, clientID: "com.example.app"))
-        XCTAssertEqual((error as? AccountEventError)?.status, 404)
+        XCTAssertEqual((error as? AccountEventError)?.kind, .unknown)
     }
 
     // MARK: - By relay address

@@ -23,13 +23,8 @@ struct CredentialStateEndpoint: Sendable {
         do {
             state = try domain.credentialState(user: user, clientID: clientID)
         } catch {
-            throw ControlResponseFailure(response: ControlResponse.error(error.message, field: error.field, status: .notFound))
+            throw ControlNotFound(message: error.message, field: error.field)
         }
         return ControlResponse.json(.object(["state": .string(state.rawValue)]))
     }
-}
-
-/// A control answer decided before the handler's end.
-struct ControlResponseFailure: Error, HTTPResponseError {
-    let response: HTTPResponse
 }

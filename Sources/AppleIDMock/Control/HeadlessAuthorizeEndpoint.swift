@@ -21,7 +21,7 @@ struct HeadlessAuthorizeEndpoint: Sendable {
         do {
             validated = try domain.validateAuthorize(parameters)
         } catch {
-            return Self.failure(error)
+            throw HeadlessAuthorizeRefusal(error: error)
         }
         for name in Self.choiceFields where name == "given_name" || name == "family_name" {
             _ = try body.optionalString(name, maxBytes: AuthorizeRequest.maxStringBytes)
@@ -39,7 +39,7 @@ struct HeadlessAuthorizeEndpoint: Sendable {
             do {
                 delivery = try domain.approve(validated, approval)
             } catch let error as AuthorizeError {
-                return Self.failure(error)
+                throw HeadlessAuthorizeRefusal(error: error)
             }
         }
         var form = JSONObject()
@@ -53,13 +53,5 @@ struct HeadlessAuthorizeEndpoint: Sendable {
         answer["method"] = .string(delivery.method)
         answer["form"] = .object(form)
         return ControlResponse.json(.object(answer))
-    }
-
-    /// A configuration error: the message, the field, and Apple's code (503 when the mock is full).
-    static func failure(_ error: AuthorizeError) -> HTTPResponse {
-        var extra = JSONObject()
-        extra["apple_error"] = .string(error.code)
-        return ControlResponse.error(error.message, field: error.field, status: error.rendering == .unavailable ? .serviceUnavailable : .badRequest,
-                                     extra: extra)
     }
 }

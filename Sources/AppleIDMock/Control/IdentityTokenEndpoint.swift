@@ -16,13 +16,8 @@ struct IdentityTokenEndpoint: Sendable {
         guard let clientID = try body.optionalString("client_id") ?? domain.clients.first(of: domain.scenario)?.client.clientID else {
             throw ControlRequest.Failure(message: "missing required field (the scenario has no client to default to)", field: "client_id")
         }
-        let minted: (token: String, claims: IdentityTokenClaims)
-        do {
-            minted = try domain.identityToken(userID: userID, clientID: clientID, nonce: try body.optionalString("nonce", maxBytes: AuthorizeRequest.maxStringBytes),
-                                              hideEmail: try body.optionalBool("hide_email"))
-        } catch let error as AppleIDDomain.NativeSignInError {
-            throw ControlRequest.Failure(message: error.message, field: error.field)
-        }
+        let minted: (token: String, claims: IdentityTokenClaims) = try domain.identityToken(userID: userID, clientID: clientID, nonce: try body.optionalString("nonce", maxBytes: AuthorizeRequest.maxStringBytes),
+                                          hideEmail: try body.optionalBool("hide_email"))
         var answer = JSONObject()
         answer["id_token"] = .string(minted.token)
         answer["sub"] = .string(minted.claims.subject)

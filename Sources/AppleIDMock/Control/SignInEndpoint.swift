@@ -9,14 +9,9 @@ struct SignInEndpoint: Sendable {
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["user", "client_id", "scopes", "nonce", "hide_email"])
-        let credential: AppleIDDomain.NativeCredential
-        do {
-            credential = try domain.nativeSignIn(userID: try body.string("user"), clientID: try body.string("client_id"),
-                                                 scopes: try body.optionalStrings("scopes") ?? ["name", "email"],
-                                                 nonce: try body.optionalString("nonce"), hideEmail: try body.optionalBool("hide_email"))
-        } catch let error as AppleIDDomain.NativeSignInError {
-            throw ControlRequest.Failure(message: error.message, field: error.field)
-        }
+        let credential: AppleIDDomain.NativeCredential = try domain.nativeSignIn(userID: try body.string("user"), clientID: try body.string("client_id"),
+                                             scopes: try body.optionalStrings("scopes") ?? ["name", "email"],
+                                             nonce: try body.optionalString("nonce"), hideEmail: try body.optionalBool("hide_email"))
         return ControlResponse.json(.object(Self.json(credential)))
     }
 

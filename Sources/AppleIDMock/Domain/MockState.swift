@@ -223,10 +223,10 @@ public final class MockState: Sendable {
     @discardableResult
     public func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) -> [UInt64] {
         guard let entry = context.clients.entry(clientID) else {
-            throw AccountEventError(status: 404, message: "no client \"\(clientID)\" in the scenario", field: "client_id")
+            throw AccountEventError(.unknown, message: "no client \"\(clientID)\" in the scenario", field: "client_id")
         }
         return try perform { world, now, changes throws(AccountEventError) in
-            guard let (userID, _) = world.resolveUser(user) else { throw AccountEventError(status: 404, message: "no user \"\(user)\"", field: "user") }
+            guard let (userID, _) = world.resolveUser(user) else { throw AccountEventError(.unknown, message: "no user \"\(user)\"", field: "user") }
             try world.accountEvent(type, userID: userID, entry: entry, now: now, &changes)
         }.1.compactMap { recorded in
             guard case .accountEvent(let record) = recorded.event, record.timelineIndex == nil else { return nil }

@@ -12,14 +12,14 @@ extension World {
     ///   email from this app group.
     func accountEvent(_ type: AccountEventType, userID: String, entry: ClientDirectory.Entry, now: Int64, timelineIndex: Int? = nil,
                       _ changes: inout WorldChanges) throws(AccountEventError) {
-        guard let account = users[userID] else { throw AccountEventError(status: 404, message: "no user \"\(userID)\"", field: "user") }
-        guard !account.deleted else { throw AccountEventError(status: 409, message: "the Apple Account of \"\(userID)\" was deleted", field: "user") }
+        guard let account = users[userID] else { throw AccountEventError(.unknown, message: "no user \"\(userID)\"", field: "user") }
+        guard !account.deleted else { throw AccountEventError(.notPossible, message: "the Apple Account of \"\(userID)\" was deleted", field: "user") }
         let teamID = entry.team.teamID
         let key = Consent.Key(teamID: teamID, groupID: entry.groupID, userID: userID)
         switch type {
         case .consentRevoked:
             guard let consent = consents[key], let ending = consentEnding(id: consent.id, by: .byUser) else {
-                throw AccountEventError(status: 409, message: "\"\(userID)\" has not signed in to this app group", field: "user")
+                throw AccountEventError(.notPossible, message: "\"\(userID)\" has not signed in to this app group", field: "user")
             }
             changes.emit(ending)
             changes.emit(.accountEvent(accountEventRecord(type, key: key, now: now, timelineIndex: timelineIndex, changes: &changes)))
@@ -36,7 +36,7 @@ extension World {
             }
         case .emailDisabled, .emailEnabled:
             guard consents[key]?.hideEmail == true else {
-                throw AccountEventError(status: 409, message: "\"\(userID)\" does not use a relay address with this app group", field: "user")
+                throw AccountEventError(.notPossible, message: "\"\(userID)\" does not use a relay address with this app group", field: "user")
             }
             changes.emit(.relayForwardingChanged(userID: userID, teamID: teamID, enabled: type == .emailEnabled))
             var record = accountEventRecord(type, key: key, now: now, timelineIndex: timelineIndex, changes: &changes)
