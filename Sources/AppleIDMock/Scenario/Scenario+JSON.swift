@@ -94,32 +94,3 @@ extension Scenario.User {
         return .object(object)
     }
 }
-
-extension Compatibility {
-    var json: JSONValue {
-        var object = JSONObject()
-        object["email_verified"] = .string(emailVerified.rawValue)
-        object["is_private_email"] = .string(isPrivateEmail.rawValue)
-        object["default_response_mode"] = .string(defaultResponseMode)
-        object["refresh_returns_id_token"] = .bool(refreshReturnsIDToken)
-        object["refresh_returns_refresh_token"] = .bool(refreshReturnsRefreshToken)
-        object["revoked_consent_refresh_error"] = .string(revokedConsentRefreshError)
-        object["pkce_plain_allowed"] = .bool(pkcePlainAllowed)
-        object["client_secret_iat_leeway"] = .int(Int64(clientSecretIATLeeway))
-        object["client_secret_clock"] = .string(clientSecretClock.rawValue)
-        object["email_on_later_logins"] = .bool(emailOnLaterLogins)
-        object["shuffle_keys"] = .bool(shuffleKeys)
-        object["authorize_error_format"] = .string(authorizeErrorFormat.rawValue)
-        object["authorize_error_status"] = .int(Int64(authorizeErrorStatus))
-        object["strict_redirect_uris"] = .bool(strictRedirectURIs)
-        object["account_deletion_event_type"] = .string(accountDeletionEventType)
-        object["event_time_unit"] = .string(eventTimeUnit.rawValue)
-        object["revoke_notifies"] = .bool(revokeNotifies)
-        object["revoke_requires_token"] = .bool(revokeRequiresToken)
-        object["token_json_body_error"] = .string(tokenJSONBodyError)
-        object["jwks_cache_control"] = jwksCacheControl.map(JSONValue.string) ?? .null
-        object["events_claim_format"] = .string(eventsClaimFormat.rawValue)
-        object["notification_retry_delays"] = .array(notificationRetryDelays.map { .int(Int64($0)) })
-        return .object(object)
-    }
-}

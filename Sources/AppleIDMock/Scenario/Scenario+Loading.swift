@@ -185,62 +185,8 @@ extension Scenario {
     }
 
     private static func readCompatibility(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Compatibility {
-        var knobs = Compatibility()
-        guard let object = reader.object(value, at: path, known: Compatibility.keys) else { return knobs }
-        knobs.emailVerified = reader.choice(object, "email_verified", at: path, default: knobs.emailVerified)
-        knobs.isPrivateEmail = reader.choice(object, "is_private_email", at: path, default: knobs.isPrivateEmail)
-        knobs.defaultResponseMode = reader.string(object, "default_response_mode", at: path, default: knobs.defaultResponseMode) {
-            ["query", "fragment", "form_post"].contains($0) ? nil : "expected \"query\", \"fragment\" or \"form_post\""
-        }
-        knobs.refreshReturnsIDToken = reader.bool(object, "refresh_returns_id_token", at: path, default: knobs.refreshReturnsIDToken)
-        knobs.refreshReturnsRefreshToken = reader.bool(object, "refresh_returns_refresh_token", at: path, default: knobs.refreshReturnsRefreshToken)
-        knobs.revokedConsentRefreshError = reader.string(object, "revoked_consent_refresh_error", at: path, default: knobs.revokedConsentRefreshError) {
-            ["invalid_request", "invalid_grant"].contains($0) ? nil : "expected \"invalid_request\" or \"invalid_grant\""
-        }
-        knobs.pkcePlainAllowed = reader.bool(object, "pkce_plain_allowed", at: path, default: knobs.pkcePlainAllowed)
-        knobs.clientSecretIATLeeway = reader.int(object, "client_secret_iat_leeway", at: path, default: knobs.clientSecretIATLeeway, range: 0...3600)
-        knobs.clientSecretClock = reader.choice(object, "client_secret_clock", at: path, default: knobs.clientSecretClock)
-        knobs.emailOnLaterLogins = reader.bool(object, "email_on_later_logins", at: path, default: knobs.emailOnLaterLogins)
-        knobs.shuffleKeys = reader.bool(object, "shuffle_keys", at: path, default: knobs.shuffleKeys)
-        knobs.authorizeErrorFormat = reader.choice(object, "authorize_error_format", at: path, default: knobs.authorizeErrorFormat)
-        knobs.authorizeErrorStatus = reader.int(object, "authorize_error_status", at: path, default: knobs.authorizeErrorStatus, range: 200...599)
-        if [204, 205, 304].contains(knobs.authorizeErrorStatus) {
-            // The error page has a body; these statuses cannot carry one (RFC 9110 §15.3.5, §15.3.6, §15.4.5).
-            reader.report(ScenarioReader.child(path, "authorize_error_status"), "expected a status that carries a body (not 204, 205 or 304)")
-            knobs.authorizeErrorStatus = Compatibility().authorizeErrorStatus
-        }
-        knobs.strictRedirectURIs = reader.bool(object, "strict_redirect_uris", at: path, default: knobs.strictRedirectURIs)
-        knobs.accountDeletionEventType = reader.string(object, "account_deletion_event_type", at: path, default: knobs.accountDeletionEventType) {
-            ["account-delete", "account-deleted"].contains($0) ? nil : "expected \"account-delete\" or \"account-deleted\""
-        }
-        knobs.eventTimeUnit = reader.choice(object, "event_time_unit", at: path, default: knobs.eventTimeUnit)
-        knobs.revokeNotifies = reader.bool(object, "revoke_notifies", at: path, default: knobs.revokeNotifies)
-        knobs.eventsClaimFormat = reader.choice(object, "events_claim_format", at: path, default: knobs.eventsClaimFormat)
-        if let value = object["notification_retry_delays"] {
-            let here = ScenarioReader.child(path, "notification_retry_delays")
-            if case .array(let items) = value, items.count <= 10,
-               case let delays = items.compactMap({ item -> Int? in if case .int(let n) = item, (0...3600).contains(n) { Int(n) } else { nil } }),
-               delays.count == items.count {
-                knobs.notificationRetryDelays = delays
-            } else {
-                reader.report(here, "expected an array of at most 10 delays in seconds, each from 0 to 3600")
-            }
-        }
-        knobs.revokeRequiresToken = reader.bool(object, "revoke_requires_token", at: path, default: knobs.revokeRequiresToken)
-        // `token_content_type_error` is the knob's former name (README until issue 20), still read.
-        let jsonBodyKey = object["token_content_type_error"] != nil && object["token_json_body_error"] == nil ? "token_content_type_error" : "token_json_body_error"
-        if object["token_content_type_error"] != nil && object["token_json_body_error"] != nil {
-            reader.report(ScenarioReader.child(path, "token_content_type_error"), "expected only one of token_json_body_error and its former name token_content_type_error")
-        }
-        knobs.tokenJSONBodyError = reader.string(object, jsonBodyKey, at: path, default: knobs.tokenJSONBodyError) {
-            ["invalid_request", "invalid_client"].contains($0) ? nil : "expected \"invalid_request\" or \"invalid_client\""
-        }
-        if let value = object["jwks_cache_control"] {
-            knobs.jwksCacheControl = value == .null ? nil : reader.optionalString(object, "jwks_cache_control", at: path) { text in
-                !text.isEmpty && text.utf8.count <= 200 && text.utf8.allSatisfy({ $0 >= 32 && $0 < 127 }) ? nil : "expected a header value (1 to 200 printable characters) or null"
-            }
-        }
-        return knobs
+        guard let object = reader.object(value, at: path, known: Compatibility.keys) else { return Compatibility() }
+        return Compatibility.read(object, at: path, reader)
     }
 
     private static func readAutoApprove(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> AutoApprove? {
@@ -326,18 +272,4 @@ extension Scenario {
             reader.report("signing_keys.active_kid", ScenarioRules.keyIDExpectation)
         }
     }
-}
-
-extension Compatibility {
-    /// The JSON keys of the `compatibility` object, in the order they are written, then former
-    /// names still read.
-    static let keys = [
-        "email_verified", "is_private_email", "default_response_mode", "refresh_returns_id_token",
-        "refresh_returns_refresh_token", "revoked_consent_refresh_error", "pkce_plain_allowed",
-        "client_secret_iat_leeway", "client_secret_clock", "email_on_later_logins", "shuffle_keys", "authorize_error_format",
-        "authorize_error_status", "strict_redirect_uris", "account_deletion_event_type", "event_time_unit",
-        "revoke_notifies", "revoke_requires_token", "token_json_body_error", "jwks_cache_control",
-        "events_claim_format", "notification_retry_delays",
-        "token_content_type_error",
-    ]
 }
