@@ -197,6 +197,24 @@ final class EventRecordTests: XCTestCase {
                           untouched.state.read { world, _ in world.pendingCodes.keys.sorted() })
     }
 
+    // MARK: - Deterministic mode
+
+    func testSeed_StartUpKeysBeyondTheKeyFiles_AreTheSameInEveryMock() throws {
+        func kids(seed: UInt64?) throws -> [String] {
+            try makeDomain { configuration in
+                configuration.seed = seed
+                configuration.scenario.signingKeys.count = 4
+            }.state.keys.map(\.keyID)
+        }
+        let seeded = try kids(seed: 7)
+        XCTAssertEqual(seeded.count, 4)
+        XCTAssertEqual(Array(seeded.prefix(3)), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"], "the files first")
+        XCTAssertEqual(try kids(seed: 7), seeded, "the generated fourth key is the seed's")
+        // The twins: another seed, or none, makes another key.
+        XCTAssertNotEqual(try kids(seed: 8).last, seeded.last)
+        XCTAssertNotEqual(try kids(seed: nil).last, try kids(seed: nil).last)
+    }
+
     // MARK: - Fidelity
 
     func testAccountDeletion_EndsEveryAppGroupsTokens_AndTellsEachOfThem() throws {

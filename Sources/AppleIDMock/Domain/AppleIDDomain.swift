@@ -46,14 +46,14 @@ public final class AppleIDDomain: Sendable {
         let ring: KeyRing
         do {
             ring = try KeyRing.load(count: settings.count, directory: configuration.keysDirectory ?? settings.directory,
-                                    activeKeyID: settings.activeKeyID, random: configuration.random)
+                                    activeKeyID: settings.activeKeyID, random: configuration.randomSource)
         } catch .directoryMissing(let path) where configuration.keysDirectory == nil && settings.directory == Scenario.SigningKeys.defaultDirectory {
             // Only the built-in default (relative Keys/signing, absent when run from elsewhere)
             // falls back, to the binary's copies of those same committed keys, and says so; any
             // other directory a scenario names must exist (probe findings F9, N9; newcomer P5).
             // Files there win, so a Keys/signing of one's own is still read.
             do {
-                ring = try KeyRing.builtIn(count: settings.count, activeKeyID: settings.activeKeyID, random: configuration.random)
+                ring = try KeyRing.builtIn(count: settings.count, activeKeyID: settings.activeKeyID, random: configuration.randomSource)
             } catch {
                 throw .keys(error)
             }

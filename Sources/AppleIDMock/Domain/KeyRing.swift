@@ -66,10 +66,27 @@ public struct KeyRing: Sendable {
             }
             keys = try parse(files)
         }
-        while keys.count < count {
-            keys.append(try generate(random: random))
-        }
+        try topUp(&keys, to: count, random: random)
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
+    }
+
+    /// Generates keys until there are `count`: under `--seed` (a seeded `random`), the nth
+    /// start-up key and its kid are derived from the seed, so a seeded mock starts with the same
+    /// keys in every process; otherwise fresh from OpenSSL.
+    private static func topUp(_ keys: inout [SigningKey], to count: Int, random: RandomSource) throws(KeyRingError) {
+        while keys.count < count {
+            guard let stream = random.derived("start key \(keys.count)") else {
+                keys.append(try generate(random: random))
+                continue
+            }
+            var kids = RandomSource(stream: stream.derived("kid"))
+            var material = stream.derived("rsa")
+            do {
+                keys.append(SigningKey(keyID: kids.alphanumeric(10), privateKey: try RSAPrivateKey.generate(bits: 2048, seed: material.bytes(32))))
+            } catch {
+                throw .generationFailed("\(error)")
+            }
+        }
     }
 
     /// The `<kid>.pem` file names in `directory`, sorted (none when it cannot be read).
@@ -81,9 +98,7 @@ public struct KeyRing: Sendable {
     /// `count`, same kids and order as the files), then generated keys to make up the count.
     public static func builtIn(count: Int, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
         var keys = try parse(BuiltInKeys.signing.prefix(count).map { ("built-in \(Scenario.SigningKeys.defaultDirectory)/\($0.keyID).pem", $0.keyID, $0.pem) })
-        while keys.count < count {
-            keys.append(try generate(random: random))
-        }
+        try topUp(&keys, to: count, random: random)
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
     }
 
