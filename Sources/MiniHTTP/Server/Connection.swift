@@ -265,6 +265,7 @@ final class Connection {
     }
 
     private func dispatch(_ request: HTTPRequest, now: UInt64) {
+        var request = request
         state = .handling
         // A half-closed client still gets an answer to every complete request it pipelined. The
         // end of its input counts here once read: a FIN that came after a short read is seen on
@@ -272,7 +273,7 @@ final class Connection {
         closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
         let headOnly = request.method == .head
         let minor = request.minorVersion
-        let handler = loop.routes.handler(for: request)
+        let handler = loop.routes.handler(for: &request)
         switch handler {
         case .immediate(let body):
             respond(RouteTable.convert { try body(request) }, headOnly: headOnly, minorVersion: minor, now: now)
@@ -284,7 +285,7 @@ final class Connection {
             let loop = self.loop
             let id = self.id
             loop.inFlight(+1)
-            Task {
+            Task { [request] in
                 let response = await RouteTable.run(handler, request)
                 loop.execute { loop in
                     loop.inFlight(-1)
