@@ -13,9 +13,6 @@ import MiniHTTP
 struct KeysControlEndpoint: Sendable {
     let domain: AppleIDDomain
 
-    /// The prefix of the per-key routes.
-    static let prefix = "/__mock/keys/"
-
     /// Lists every key the mock has known.
     func list(_ request: HTTPRequest) -> HTTPResponse {
         var answer = JSONObject()
@@ -48,20 +45,24 @@ struct KeysControlEndpoint: Sendable {
                                              "retired": .array(retired.map(JSONValue.string)), "state": "active"]))
     }
 
-    /// `POST …/{kid}/activate` and `DELETE …/{kid}`; nil for a path that is not a key route.
-    func route(_ request: HTTPRequest) throws -> HTTPResponse? {
-        guard request.path.hasPrefix(Self.prefix) else { return nil }
-        let rest = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        guard let first = rest.first, !first.isEmpty, rest.count <= 2, let keyID = HTTPForm.percentDecode(String(first)) else { return nil }
-        if rest.count == 2 {
-            guard rest[1] == "activate" else { return nil }
-            guard request.method == .post else { return ControlResponse.methodNotAllowed([.post]) }
-            _ = try ControlRequest(request, known: [])
-            try domain.activateKey(keyID)
-            return ControlResponse.json(.object(["kid": .string(keyID), "state": "active"]))
-        }
-        guard request.method == .delete else { return ControlResponse.methodNotAllowed([.delete]) }
+    /// `POST /__mock/keys/{kid}/activate`: makes the key sign.
+    func activate(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let keyID = Self.keyID(request) else { return ControlResponse.notFound(request) }
+        _ = try ControlRequest(request, known: [])
+        try domain.activateKey(keyID)
+        return ControlResponse.json(.object(["kid": .string(keyID), "state": "active"]))
+    }
+
+    /// `DELETE /__mock/keys/{kid}`: retires the key.
+    func retire(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let keyID = Self.keyID(request) else { return ControlResponse.notFound(request) }
         try domain.retireKey(keyID)
         return ControlResponse.json(.object(["kid": .string(keyID), "state": "retired"]))
+    }
+
+    /// The route's `{kid}`, percent-decoded; nil when its encoding is malformed (answered as
+    /// a path no route takes).
+    private static func keyID(_ request: HTTPRequest) -> String? {
+        request.pathParameters["kid"].flatMap(HTTPForm.percentDecode)
     }
 }

@@ -31,6 +31,8 @@ enum Routes {
         router.add(.get, "/__mock/keys", logging: requests, control.wrap(.immediate(keys.list)))
         router.add(.post, "/__mock/keys", logging: requests, control.wrap(.deferred(keys.publish)))
         router.add(.post, "/__mock/keys/rotate", logging: requests, control.wrap(.deferred(keys.rotate)))
+        router.add(.post, "/__mock/keys/{kid}/activate", logging: requests, control.wrap(.deferred(keys.activate)))
+        router.add(.delete, "/__mock/keys/{kid}", logging: requests, control.wrap(.deferred(keys.retire)))
         let users = UsersEndpoint(domain: domain)
         router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)))
         router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)))
@@ -43,10 +45,10 @@ enum Routes {
         router.add(.get, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.list)))
         router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)))
         // Under /__mock/, what no route takes is answered in the control API's JSON behind the
-        // guard: paths with a kid in them (/__mock/keys/{kid}/activate, /__mock/keys/{kid}), else
-        // 404, and 405 for a route asked with another method. Apple's paths keep MiniHTTP's answers.
-        router.setFallbacks(under: ControlResponse.prefix, notFound: requests.other(nil, control.wrap(.deferred { request in
-            try keys.route(request) ?? ControlResponse.notFound(request)
+        // guard: 404, and 405 for a route asked with another method. Apple's paths keep
+        // MiniHTTP's answers.
+        router.setFallbacks(under: ControlResponse.prefix, notFound: requests.other(nil, control.wrap(.immediate { request in
+            ControlResponse.notFound(request)
         })), methodNotAllowed: { allow in requests.other(nil, control.wrap(.immediate { _ in ControlResponse.methodNotAllowed(allow) })) })
         router.setNotFound(requests.other(nil, .immediate { _ in .plainError(.notFound) }))
         return router.build()

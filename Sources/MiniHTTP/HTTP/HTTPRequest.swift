@@ -14,6 +14,9 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The body, de-chunked.
     public var body: [UInt8]
+    /// The named segments of the route template that matched (`{kid}` → `["kid": …]`), still
+    /// percent-encoded; empty for an exact route.
+    public var pathParameters: [String: String] = [:]
 
     /// Builds a request; `path` and `query` are split from `target`.
     public init(method: HTTPMethod, target: String, minorVersion: Int = 1, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

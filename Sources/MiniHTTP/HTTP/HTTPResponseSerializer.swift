@@ -44,7 +44,7 @@ public enum HTTPResponseSerializer {
     }
 
     /// What makes `response` impossible to send as is, or nil when it can be sent.
-    private static func defect(of response: HTTPResponse) -> String? {
+    static func defect(of response: HTTPResponse) -> String? {
         let code = response.status.code
         // RFC 9110 §15: a final status is 200–599; 1xx are interim and only the server sends them.
         guard (200...599).contains(code) else { return "status \(code) is not a final status" }

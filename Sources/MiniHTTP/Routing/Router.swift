@@ -2,15 +2,20 @@
 /// (setup builds, run time reads).
 public struct Router: Sendable {
     private var routes: [String: [HTTPMethod: HTTPHandler]] = [:]
+    private var info: [String: [HTTPMethod: RouteInfo]] = [:]
     private var fallback: HTTPHandler?
     private var prefixFallbacks: [RouteTable.PrefixFallback] = []
 
     /// An empty router.
     public init() {}
 
-    /// Routes `method` on the exact path `path` to `handler`. A GET route also answers HEAD.
-    public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: HTTPHandler) {
+    /// Routes `method` on `path` to `handler`. A GET route also answers HEAD. `path` is exact,
+    /// or a template with `{name}` segments whose values the handler reads from
+    /// `request.pathParameters`; an exact path always wins over a template that matches it.
+    /// `summary` and `reads` (the request fields it reads) are listed by `RouteTable.routes`.
+    public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: HTTPHandler, summary: String = "", reads: [String] = []) {
         routes[path, default: [:]][method] = handler
+        info[path, default: [:]][method] = RouteInfo(method: method, template: path, summary: summary, reads: reads)
     }
 
     /// Routes `method path` to a handler that runs on the I/O thread.
@@ -41,6 +46,6 @@ public struct Router: Sendable {
 
     /// The immutable table the server reads at run time.
     public func build() -> RouteTable {
-        RouteTable(routes: routes, notFound: fallback, prefixFallbacks: prefixFallbacks)
+        RouteTable(routes: routes, info: info.values.flatMap(\.values), notFound: fallback, prefixFallbacks: prefixFallbacks)
     }
 }

@@ -44,9 +44,14 @@ final class Connection {
     /// Epoll events TLS needs besides the state's own: the handshake's next step, or a read
     /// that must write first (or a write that must read first). 0 when it needs nothing extra.
     private var tlsWants: UInt32 = 0
+    /// The client's address, read only when the server has an exchange observer.
+    let peer: HTTPPeerAddress?
+    /// The request being handled, held for the observer: set only when one is installed.
+    private var observed: (id: UInt64, request: HTTPRequest, started: UInt64)?
 
-    init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, tls: TLSServerSession? = nil, now: UInt64) {
+    init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, tls: TLSServerSession? = nil, peer: HTTPPeerAddress? = nil, now: UInt64) {
         self.id = id
+        self.peer = peer
         self.fd = fd
         self.loop = loop
         self.parser = HTTPRequestParser(limits: limits)
@@ -85,8 +90,8 @@ final class Connection {
     }
 
     /// What a plaintext HTTP request to the TLS port is answered, in plain HTTP, before closing.
-    static let plaintextRefusal = HTTPResponseSerializer.serialize(.text("This port speaks HTTPS; use https://\n", status: .badRequest),
-                                                                  keepAlive: false)
+    static let plaintextRefusal = HTTPResponseSerializer.serialize(plaintextRefusalResponse, keepAlive: false)
+    private static let plaintextRefusalResponse = HTTPResponse.text("This port speaks HTTPS; use https://\n", status: .badRequest)
 
     /// Completes the TLS handshake as far as the socket allows; true once it is done. A finished
     /// handshake leaves the connection idle, as a plain one is when accepted.
@@ -122,6 +127,9 @@ final class Connection {
             guard let count = try? Syscall.read(fd, scratch.baseAddress!, scratch.count), count == scratch.count else { break }
         }
         _ = Self.plaintextRefusal.withUnsafeBytes { bytes in try? Syscall.send(fd, bytes.baseAddress!, bytes.count) }
+        if let observer = loop.observer {
+            report(to: observer, Self.plaintextRefusalResponse, headOnly: false, reason: .plaintextOnTLSPort, now: Syscall.monotonicNanoseconds())
+        }
         loop.close(self)
     }
 
@@ -215,7 +223,7 @@ final class Connection {
             do {
                 request = try parser.next()
             } catch {
-                fail(error.status, now: now)
+                fail(error.status, reason: .unparsable(error), now: now)
                 return
             }
             guard let request else {
@@ -226,13 +234,13 @@ final class Connection {
                 // Body bytes count against the budget as they arrive, never by the length a head
                 // declares (probe N2: 64 heads declaring 1 MiB each locked every POST out).
                 guard reserveBodyBudget(parser.bufferedBodyBytes) else {
-                    fail(.serviceUnavailable, now: now)
+                    fail(.serviceUnavailable, reason: .bodyBudgetExhausted, now: now)
                     return
                 }
                 // Before a 100 Continue: a declared body that cannot fit now is refused before it
                 // is sent. Only checked, not reserved.
                 if parser.isAwaitingContinue && !continueSent && !loop.core.hasRoomForBodyBytes(parser.pendingBodyBytes - reservedBodyBytes) {
-                    fail(.serviceUnavailable, now: now)
+                    fail(.serviceUnavailable, reason: .bodyBudgetExhausted, now: now)
                     return
                 }
                 if parser.isAwaitingContinue && !continueSent {
@@ -246,9 +254,10 @@ final class Connection {
             }
             // A request whose body arrived in the same read as its head is reserved here.
             guard reserveBodyBudget(request.body.count) else {
-                fail(.serviceUnavailable, now: now)
+                fail(.serviceUnavailable, reason: .bodyBudgetExhausted, now: now)
                 return
             }
+            if loop.observer != nil { observed = (loop.core.nextExchangeID(), request, requestStarted ?? now) }
             requestStarted = parser.hasPartialRequest ? now : nil
             continueSent = false
             dispatch(request, now: now)
@@ -256,6 +265,7 @@ final class Connection {
     }
 
     private func dispatch(_ request: HTTPRequest, now: UInt64) {
+        var request = request
         state = .handling
         // A half-closed client still gets an answer to every complete request it pipelined. The
         // end of its input counts here once read: a FIN that came after a short read is seen on
@@ -263,7 +273,7 @@ final class Connection {
         closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
         let headOnly = request.method == .head
         let minor = request.minorVersion
-        let handler = loop.routes.handler(for: request)
+        let handler = loop.routes.handler(for: &request)
         switch handler {
         case .immediate(let body):
             respond(RouteTable.convert { try body(request) }, headOnly: headOnly, minorVersion: minor, now: now)
@@ -275,7 +285,7 @@ final class Connection {
             let loop = self.loop
             let id = self.id
             loop.inFlight(+1)
-            Task {
+            Task { [request] in
                 let response = await RouteTable.run(handler, request)
                 loop.execute { loop in
                     loop.inFlight(-1)
@@ -286,21 +296,49 @@ final class Connection {
     }
 
     /// Queues the response to the request being handled and starts writing it.
-    func respond(_ response: HTTPResponse, headOnly: Bool, minorVersion: Int, now: UInt64) {
+    func respond(_ response: HTTPResponse, headOnly: Bool, minorVersion: Int, reason: HTTPExchange.Reason? = nil, now: UInt64) {
         guard state == .handling else { return }
         releaseBodyBudget()
         if loop.isDraining { closeAfterResponse = true }
         queue(HTTPResponseSerializer.serialize(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion))
+        // Reported before the write: a finished write may go on to the next pipelined request.
+        if let observer = loop.observer { report(to: observer, response, headOnly: headOnly, reason: reason, now: now) }
         state = .writing
         responseQueued = now
         flush(now: now)
     }
 
     /// Answers a protocol error and closes (RFC 9112 §9.6: the rest of the stream is unusable).
-    func fail(_ status: HTTPStatus, now: UInt64) {
+    func fail(_ status: HTTPStatus, reason: HTTPExchange.Reason, now: UInt64) {
         state = .handling
         closeAfterResponse = true
-        respond(.plainError(status), headOnly: false, minorVersion: 1, now: now)
+        respond(.plainError(status), headOnly: false, minorVersion: 1, reason: reason, now: now)
+    }
+
+    /// Hands the observer the exchange answered with `response` (as the serializer sends it: a
+    /// response it refuses is reported as the 500 sent in its place).
+    private func report(to observer: any HTTPExchangeObserver, _ response: HTTPResponse, headOnly: Bool, reason: HTTPExchange.Reason?, now: UInt64) {
+        let sent = HTTPResponseSerializer.defect(of: response) == nil ? response : .plainError(.internalServerError)
+        report(to: observer, status: sent.status, headers: sent.headers, bodyCount: headOnly ? 0 : sent.body.count, reason: reason, now: now)
+    }
+
+    /// Hands the observer the current exchange: the request being handled when there is one.
+    private func report(to observer: any HTTPExchangeObserver, status: HTTPStatus?, headers: HTTPHeaders, bodyCount: Int,
+                        reason: HTTPExchange.Reason?, now: UInt64) {
+        let current = observed
+        observed = nil
+        let started = current?.started ?? requestStarted ?? now
+        observer.observe(HTTPExchange(id: current?.id ?? loop.core.nextExchangeID(), peer: peer, isTLS: tls != nil, request: current?.request,
+                                      status: status, responseHeaders: headers, responseBodyCount: bodyCount,
+                                      microseconds: now > started ? (now - started) / 1000 : 0, reason: reason))
+    }
+
+    /// Reports a request cut off by the connection closing: one being handled, or one partly
+    /// received. The event loop calls this, when it has an observer, just before closing.
+    func reportCutOff() {
+        guard let observer = loop.observer, observed != nil || (state == .reading && parser.hasPartialRequest) else { return }
+        report(to: observer, status: nil, headers: HTTPHeaders(), bodyCount: 0, reason: peerClosedInput ? .peerClosed : .connectionClosed,
+               now: Syscall.monotonicNanoseconds())
     }
 
     private func queue(_ bytes: [UInt8]) {
@@ -371,7 +409,7 @@ final class Connection {
                 let limit = parser.isReadingHead ? limits.headerTimeout : limits.requestTimeout
                 if elapsed(started) > limit {
                     // Nothing but empty lines: no request to answer, so close as an idle connection.
-                    if partial { fail(.requestTimeout, now: now) } else { loop.close(self) }
+                    if partial { fail(.requestTimeout, reason: .timedOut, now: now) } else { loop.close(self) }
                 } else if !partial && loop.isDraining {
                     loop.close(self)
                 }

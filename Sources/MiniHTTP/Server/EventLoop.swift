@@ -13,6 +13,8 @@ final class EventLoop: @unchecked Sendable {
     private static let wakeToken: UInt64 = 1
 
     let routes: RouteTable
+    /// The configuration's exchange observer; nil when none is installed.
+    let observer: (any HTTPExchangeObserver)?
     /// The state all loops of the server share (limits, body budget, connection count).
     let core: ServerCore
     private let epollFD: Int32
@@ -33,6 +35,7 @@ final class EventLoop: @unchecked Sendable {
     init(core: ServerCore) throws(SocketError) {
         self.core = core
         self.routes = core.routes
+        self.observer = core.configuration.observer
         epollFD = try Syscall.call("epoll_create1") { mh_epoll_create() }
         do {
             wakeFD = try Syscall.call("eventfd") { mh_eventfd() }
@@ -164,8 +167,16 @@ final class EventLoop: @unchecked Sendable {
     private func acceptConnections(now: UInt64) {
         for _ in 0..<128 {
             let fd: Int32
+            // The client's address is only asked of the kernel for an observer.
+            var address = sockaddr_storage()
             do {
-                fd = try Syscall.accept(core.listener.fd)
+                if observer == nil {
+                    fd = try Syscall.accept(core.listener.fd)
+                } else {
+                    fd = try withUnsafeMutablePointer(to: &address) { pointer throws(SocketError) in
+                        try Syscall.accept(core.listener.fd, peer: pointer)
+                    }
+                }
             } catch {
                 if error.code == EINVAL {
                     // The listener was shut down by `HTTPServer.shutdown()`; this loop drains next.
@@ -185,16 +196,17 @@ final class EventLoop: @unchecked Sendable {
                 continue
             }
             try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let peer = observer == nil ? nil : HTTPPeerAddress(address)
             if let target = core.loopForNewConnection(), target !== self {
-                let handedOver = target.execute { loop in loop.register(fd, now: Syscall.monotonicNanoseconds()) }
+                let handedOver = target.execute { loop in loop.register(fd, peer: peer, now: Syscall.monotonicNanoseconds()) }
                 if handedOver { continue }
             }
-            register(fd, now: now)
+            register(fd, peer: peer, now: now)
         }
     }
 
     /// Serves an accepted (and counted) connection on this loop.
-    private func register(_ fd: Int32, now: UInt64) {
+    private func register(_ fd: Int32, peer: HTTPPeerAddress?, now: UInt64) {
         guard !isDraining else {
             Syscall.close(fd)
             core.releaseConnection()
@@ -219,7 +231,7 @@ final class EventLoop: @unchecked Sendable {
             }
             tls = session
         }
-        connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, tls: tls, now: now)
+        connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, tls: tls, peer: peer, now: now)
     }
 
     private func addListener() throws(SocketError) {
@@ -295,6 +307,7 @@ final class EventLoop: @unchecked Sendable {
     /// Closes a connection exactly once, forgets it and returns its body reservation.
     func close(_ connection: Connection) {
         guard connection.state != .closed else { return }
+        if observer != nil { connection.reportCutOff() }
         connection.state = .closed
         connection.releaseBodyBudget()
         connections[connection.id] = nil

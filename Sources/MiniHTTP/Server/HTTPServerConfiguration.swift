@@ -24,6 +24,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var tls: TLSServerContext?
     /// Seconds a graceful shutdown waits for in-flight requests before closing everything.
     public var shutdownGrace: Double = 10
+    /// Sees every exchange, MiniHTTP's own answers and cut-off requests included. Nil (the
+    /// default) costs one nil check per request: no exchange value is built, no address read.
+    public var observer: (any HTTPExchangeObserver)?
 
     /// The defaults above.
     public init() {}

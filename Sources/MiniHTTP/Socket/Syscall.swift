@@ -37,9 +37,14 @@ enum Syscall {
         try call("send") { Glibc.send(fd, buffer, count, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// Accepts one pending connection as a non-blocking, close-on-exec descriptor.
-    static func accept(_ fd: Int32) throws(SocketError) -> Int32 {
-        try call("accept4") { mh_accept4(fd, nil, nil) }
+    /// Accepts one pending connection as a non-blocking, close-on-exec descriptor. With `peer`,
+    /// the kernel writes the client's address there; without, none is copied out.
+    static func accept(_ fd: Int32, peer: UnsafeMutablePointer<sockaddr_storage>? = nil) throws(SocketError) -> Int32 {
+        guard let peer else { return try call("accept4") { mh_accept4(fd, nil, nil) } }
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        return try peer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SocketError) in
+            try call("accept4") { mh_accept4(fd, address, &length) }
+        }
     }
 
     /// Sets an integer socket option.
