@@ -10,40 +10,63 @@ enum Routes {
         // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
         let authorize = AuthorizeEndpoint(domain: domain)
-        router.add(.get, "/auth/authorize", apple: authorize.show, logging: requests)
-        router.add(.post, "/auth/authorize", apple: authorize.decide, logging: requests)
-        router.add(.post, "/auth/token", apple: TokenEndpoint(domain: domain).handle, logging: requests)
+        let authorizeParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
+                                   "code_challenge", "code_challenge_method"]
+        router.add(.get, "/auth/authorize", apple: authorize.show, logging: requests, summary: "Apple's sign-in page: validates the request, shows consent",
+                   reads: authorizeParameters)
+        router.add(.post, "/auth/authorize", apple: authorize.decide, logging: requests, summary: "The consent page's answer: delivers code, id_token, state and user",
+                   reads: authorizeParameters + ["mock_user", "mock_email", "mock_given_name", "mock_family_name", "mock_action"])
+        router.add(.post, "/auth/token", apple: TokenEndpoint(domain: domain).handle, logging: requests,
+                   summary: "Exchanges a code or refresh token, or issues a client_credentials token",
+                   reads: ["client_id", "client_secret", "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"])
         // Revoke and migration parse forms and check signatures: off the I/O threads too (probe F4).
-        router.add(.post, "/auth/revoke", apple: RevokeEndpoint(domain: domain).handle, logging: requests)
-        router.add(.get, "/auth/keys", logging: requests, .immediate(KeysEndpoint(domain: domain).handle))
-        router.add(.post, "/auth/usermigrationinfo", apple: MigrationEndpoint(domain: domain).handle, logging: requests)
-        router.add(.get, "/.well-known/openid-configuration", logging: requests, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle))
+        router.add(.post, "/auth/revoke", apple: RevokeEndpoint(domain: domain).handle, logging: requests,
+                   summary: "Revokes a token and the user's consent for the app group", reads: ["client_id", "client_secret", "token"])
+        router.add(.get, "/auth/keys", logging: requests, .immediate(KeysEndpoint(domain: domain).handle), summary: "The published signing keys (JWKS)")
+        router.add(.post, "/auth/usermigrationinfo", apple: MigrationEndpoint(domain: domain).handle, logging: requests,
+                   summary: "Team transfer: transfer_sub for the sending team, sub for the receiving one",
+                   reads: ["client_id", "client_secret", "sub", "target", "transfer_sub"])
+        router.add(.get, "/.well-known/openid-configuration", logging: requests, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle),
+                   summary: "The OpenID discovery document")
         // Control API: local, same-origin, JSON callers only (ControlGuard).
-        router.add(.get, "/__mock/health", logging: requests, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)))
-        router.add(.post, "/__mock/id-token", logging: requests, control.wrap(.deferred(IdentityTokenEndpoint(domain: domain).handle)))
-        router.add(.post, "/__mock/authorize", logging: requests, control.wrap(.deferred(HeadlessAuthorizeEndpoint(domain: domain).handle)))
-        router.add(.post, "/__mock/sign-in", logging: requests, control.wrap(.deferred(SignInEndpoint(domain: domain).handle)))
+        router.add(.get, "/__mock/health", logging: requests, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)),
+                   summary: "Whether the mock is up, and the signing kid")
+        router.add(.post, "/__mock/id-token", logging: requests, control.wrap(.deferred(IdentityTokenEndpoint(domain: domain).handle)),
+                   summary: "Mints an id_token as a sign-in would, changing nothing", reads: ["user", "client_id", "nonce", "hide_email"])
+        router.add(.post, "/__mock/authorize", logging: requests, control.wrap(.deferred(HeadlessAuthorizeEndpoint(domain: domain).handle)),
+                   summary: "The web authorize flow without a browser", reads: HeadlessAuthorizeEndpoint.parameterFields + HeadlessAuthorizeEndpoint.choiceFields)
+        router.add(.post, "/__mock/sign-in", logging: requests, control.wrap(.deferred(SignInEndpoint(domain: domain).handle)),
+                   summary: "A native (iOS) sign-in: the credential an app receives", reads: ["user", "client_id", "scopes", "nonce", "hide_email"])
         let clock = ClockEndpoint(domain: domain)
-        router.add(.get, "/__mock/clock", logging: requests, control.wrap(.immediate(clock.show)))
+        router.add(.get, "/__mock/clock", logging: requests, control.wrap(.immediate(clock.show)), summary: "The mock clock")
         // Moving the clock may run the key rotation pattern, which generates RSA keys: deferred.
-        router.add(.post, "/__mock/clock", logging: requests, control.wrap(.deferred(clock.move)))
+        router.add(.post, "/__mock/clock", logging: requests, control.wrap(.deferred(clock.move)),
+                   summary: "Advances, sets or freezes the mock clock (rotations follow)", reads: ["advance", "set", "freeze"])
         let keys = KeysControlEndpoint(domain: domain)
-        router.add(.get, "/__mock/keys", logging: requests, control.wrap(.immediate(keys.list)))
-        router.add(.post, "/__mock/keys", logging: requests, control.wrap(.deferred(keys.publish)))
-        router.add(.post, "/__mock/keys/rotate", logging: requests, control.wrap(.deferred(keys.rotate)))
-        router.add(.post, "/__mock/keys/{kid}/activate", logging: requests, control.wrap(.deferred(keys.activate)))
-        router.add(.delete, "/__mock/keys/{kid}", logging: requests, control.wrap(.deferred(keys.retire)))
+        router.add(.get, "/__mock/keys", logging: requests, control.wrap(.immediate(keys.list)), summary: "Every key the mock has known, with its state")
+        router.add(.post, "/__mock/keys", logging: requests, control.wrap(.deferred(keys.publish)),
+                   summary: "Publishes a key (given or generated) without signing with it", reads: ["kid", "pem"])
+        router.add(.post, "/__mock/keys/rotate", logging: requests, control.wrap(.deferred(keys.rotate)), summary: "One rotation step: a fresh key published and signing")
+        router.add(.post, "/__mock/keys/{kid}/activate", logging: requests, control.wrap(.deferred(keys.activate)), summary: "Makes a published key sign new tokens")
+        router.add(.delete, "/__mock/keys/{kid}", logging: requests, control.wrap(.deferred(keys.retire)), summary: "Retires a key from /auth/keys")
         let users = UsersEndpoint(domain: domain)
-        router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)))
-        router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)))
-        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain).handle)))
-        router.add(.get, "/__mock/credential-state", logging: requests, control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)))
+        router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)), summary: "Every user with account state")
+        router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)),
+                   summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"])
+        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain).handle)),
+                   summary: "Back to the scenario's initial state; queued notifications abandoned")
+        router.add(.get, "/__mock/credential-state", logging: requests, control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)),
+                   summary: "What getCredentialState answers on a device", reads: ["user", "client_id"])
         let events = EventsEndpoint(domain: domain, notifications: notifications)
-        router.add(.post, "/__mock/events", logging: requests, control.wrap(.deferred(events.handle)))
-        router.add(.get, "/__mock/events", logging: requests, control.wrap(.deferred(events.list)))
+        router.add(.post, "/__mock/events", logging: requests, control.wrap(.deferred(events.handle)),
+                   summary: "A user's action at Apple; its notifications follow", reads: ["type", "user", "client_id"])
+        router.add(.get, "/__mock/events", logging: requests, control.wrap(.deferred(events.list)),
+                   summary: "The event feed, long-polled", reads: ["after", "wait", "type", "limit"])
         let log = NotificationsEndpoint(notifications: notifications)
-        router.add(.get, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.list)))
-        router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)))
+        router.add(.get, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.list)),
+                   summary: "The notification delivery log, long-polled", reads: ["after", "wait"])
+        router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)), summary: "Clears settled notifications (and pending ones with pending=cancel)",
+                   reads: ["pending"])
         // Under /__mock/, what no route takes is answered in the control API's JSON behind the
         // guard: 404, and 405 for a route asked with another method. Apple's paths keep
         // MiniHTTP's answers.

@@ -1,0 +1,42 @@
+import AppleIDMock
+import MiniHTTP
+import XCTest
+
+/// Every route the mock serves describes itself in `RouteTable.routes` (issue 21 item 1): a
+/// summary and the fields it reads, what the OpenAPI drift test will compare against.
+final class RouteMetadataTests: XCTestCase {
+    func testEveryRoute_HasASummary_AndTheKidRoutesAreTemplates() async throws {
+        let mock = try inMemoryMock()
+        let routes = mock.routes.routes
+        XCTAssertEqual(routes.count, 26)
+        XCTAssertEqual(routes.filter(\.summary.isEmpty).map { "\($0.method) \($0.template)" }, [], "routes without a summary")
+        XCTAssertTrue(routes.contains { $0.method == .post && $0.template == "/__mock/keys/{kid}/activate" })
+        XCTAssertTrue(routes.contains { $0.method == .delete && $0.template == "/__mock/keys/{kid}" })
+        XCTAssertEqual(routes.first { $0.method == .post && $0.template == "/__mock/events" }?.reads, ["type", "user", "client_id"])
+        // The twin: a route the mock does not serve is not listed.
+        XCTAssertFalse(routes.contains { $0.template == "/__mock/keys/{kid}/retire" })
+        await mock.stop()
+    }
+
+    func testAControlRouteRefusesAFieldItsMetadataDoesNotList() async throws {
+        let mock = try inMemoryMock()
+        let reads = try XCTUnwrap(mock.routes.routes.first { $0.method == .post && $0.template == "/__mock/users" }?.reads)
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json")
+        headers.add("Host", "127.0.0.1")
+        var body = "{" + reads.map { name in
+            switch name {
+            case "hide_email": "\"\(name)\":false"
+            case "real_user_status": "\"\(name)\":2"
+            case "email": "\"\(name)\":\"erin@example.com\""
+            default: "\"\(name)\":\"erin\""
+            }
+        }.joined(separator: ",") + "}"
+        let accepted = await mock.respond(.post, "/__mock/users", headers: headers, body: Array(body.utf8))
+        XCTAssertEqual(accepted.status.code, 201)
+        body = #"{"id":"fred","email":"fred@example.com","given_name":"F","family_name":"F","shoe_size":44}"#
+        let refused = await mock.respond(.post, "/__mock/users", headers: headers, body: Array(body.utf8))
+        XCTAssertEqual(refused.status.code, 400)
+        await mock.stop()
+    }
+}
