@@ -53,10 +53,7 @@ struct EventsEndpoint: Sendable {
                 guard let number = UInt64(value) else { throw ControlRequest.Failure(message: "expected an event sequence number (0 or more)", field: "after") }
                 after = number
             case "wait":
-                guard let seconds = Double(value), seconds.isFinite, (0...60).contains(seconds) else {
-                    throw ControlRequest.Failure(message: "expected seconds from 0 to 60", field: "wait")
-                }
-                wait = seconds
+                wait = try ControlRequest.waitSeconds(value)
             case "limit":
                 guard let number = Int(value), (1...Self.pageLimit).contains(number) else {
                     throw ControlRequest.Failure(message: "expected 1 to \(Self.pageLimit)", field: "limit")

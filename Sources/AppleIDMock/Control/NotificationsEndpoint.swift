@@ -19,10 +19,7 @@ struct NotificationsEndpoint: Sendable {
                 guard let number = UInt64(value) else { throw ControlRequest.Failure(message: "expected a notification id", field: "after") }
                 after = number
             case "wait":
-                guard let seconds = Double(value), seconds.isFinite, (0...60).contains(seconds) else {
-                    throw ControlRequest.Failure(message: "expected seconds from 0 to 60", field: "wait")
-                }
-                wait = seconds
+                wait = try ControlRequest.waitSeconds(value)
             default:
                 throw ControlRequest.Failure(message: "unknown parameter (expected after, wait)", field: name)
             }
