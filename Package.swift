@@ -15,7 +15,9 @@ let package = Package(
         .systemLibrary(name: "CMiniHTTP"),
         .target(name: "MiniHTTP", dependencies: ["CMiniHTTP", "COpenSSL"]),
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
-        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"]),
+        // The OpenAPI contract (Contract/openapi.json) is compiled into the binary: served at
+        // GET /__mock/openapi.json with no bundle to ship beside it.
+        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"], resources: [.embedInCode("Contract/openapi.json")]),
         .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE", "MiniHTTP"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
         // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.

@@ -31,6 +31,7 @@ enum Routes {
         // Control API: local, same-origin, JSON callers only (ControlGuard).
         router.add(.get, "/__mock/health", logging: requests, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)),
                    summary: "Whether the mock is up, and the signing kid")
+        router.add(.get, "/__mock/openapi.json", logging: requests, control.wrap(.immediate(OpenAPIEndpoint().handle)), summary: "The OpenAPI 3.1 contract of every route")
         router.add(.post, "/__mock/id-token", logging: requests, control.wrap(.deferred(IdentityTokenEndpoint(domain: domain).handle)),
                    summary: "Mints an id_token as a sign-in would, changing nothing", reads: ["user", "client_id", "nonce", "hide_email"])
         router.add(.post, "/__mock/authorize", logging: requests, control.wrap(.deferred(HeadlessAuthorizeEndpoint(domain: domain).handle)),
