@@ -32,9 +32,11 @@ struct EventLog: Sendable {
     /// how many events after `after` are no longer kept (a reader that fell behind).
     func page(after: UInt64, limit: Int, matching: (DomainEvent) -> Bool) -> (events: [MockState.RecordedEvent], missed: UInt64) {
         let oldest = start < records.count ? records[start].sequence : lastSequence + 1
-        let missed = oldest > after + 1 ? oldest - after - 1 : 0
+        // `after` is the caller's, up to UInt64.max: no arithmetic on it may overflow (oldest ≥ 1).
+        let missed = oldest - 1 > after ? oldest - 1 - after : 0
         // Sequence numbers are consecutive: the first event after `after` is found by arithmetic.
-        var index = start + Int(clamping: after >= oldest ? after - oldest + 1 : 0)
+        let skip = after >= oldest ? after - oldest + 1 : 0
+        var index = skip < UInt64(records.count - start) ? start + Int(skip) : records.count
         var found: [MockState.RecordedEvent] = []
         while index < records.count && found.count < limit {
             if matching(records[index].event) { found.append(records[index]) }
