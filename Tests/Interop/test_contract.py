@@ -1,0 +1,131 @@
+"""The OpenAPI contract (issue 21 item 3): the document the mock serves at GET /__mock/openapi.json
+is valid OpenAPI 3.1 (openapi-spec-validator), is the committed file byte for byte, and its own
+examples fit its schemas; then schemathesis drives a live mock from it: no 5xx, every answer
+conforms to the document (status, Content-Type, headers, body schema), no answer takes longer
+than its bound, and the mock is still up afterwards and stops cleanly.
+
+The schemathesis run takes about SCHEMATHESIS_SECONDS on a 2-core machine with the settings
+below (APPLEID_CONTRACT_MAX_EXAMPLES and APPLEID_CONTRACT_SEED change them for a longer hunt).
+"""
+import os
+import pathlib
+import subprocess
+import sys
+import threading
+import time
+
+import requests
+from jsonschema import Draft202012Validator
+from openapi_spec_validator import validate
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from conftest import ROOT, MockProcess
+
+DOCUMENT = ROOT / "Sources" / "AppleIDMock" / "Contract" / "openapi.json"
+HOOKS = pathlib.Path(__file__).resolve().parent / "contract_hooks.py"
+MAX_EXAMPLES = int(os.environ.get("APPLEID_CONTRACT_MAX_EXAMPLES", "100"))
+SEED = int(os.environ.get("APPLEID_CONTRACT_SEED", "21"))
+# What schemathesis checks on every answer.
+CHECKS = ["not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance",
+          "response_schema_conformance"]
+
+
+class DrainedMock(MockProcess):
+    """A mock whose stderr is read as it comes (a long run's refusal lines would fill the pipe and
+    stall it), keeping the last lines for a failure's message."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.stderr_tail = []
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self):
+        for line in self.process.stderr:
+            self.stderr_tail.append(line)
+            del self.stderr_tail[:-200]
+
+
+def served_document(mock):
+    response = requests.get(f"{mock.url}/__mock/openapi.json", timeout=10)
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == "application/json"
+    return response
+
+
+def example_sites(document):
+    """(where, example value, JSON pointer of the schema it must fit) for every example in the
+    document: media types' `examples`/`example` and parameters' `example`."""
+    def pointer(*parts):
+        return "/" + "/".join(str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+    def media_sites(base, content):
+        for media_type, media in content.items():
+            for name, example in media.get("examples", {}).items():
+                yield f"{pointer(*base)} {media_type} example {name}", example["value"], pointer(*base, "content", media_type, "schema")
+            if "example" in media:
+                yield f"{pointer(*base)} {media_type} example", media["example"], pointer(*base, "content", media_type, "schema")
+
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            base = ("paths", path, method)
+            for index, parameter in enumerate(operation.get("parameters", [])):
+                if "example" in parameter:
+                    yield f"{method.upper()} {path} parameter {parameter['name']}", parameter["example"], pointer(
+                        *base, "parameters", index, "schema")
+            if "content" in operation.get("requestBody", {}):
+                yield from media_sites((*base, "requestBody"), operation["requestBody"]["content"])
+            for status, response in operation["responses"].items():
+                if "content" in response:
+                    yield from media_sites((*base, "responses", status), response["content"])
+    for name, response in document["components"]["responses"].items():
+        yield from media_sites(("components", "responses", name), response.get("content", {}))
+
+
+def test_the_served_document_is_valid_openapi_the_committed_file_and_its_examples_fit(mock):
+    response = served_document(mock)
+    assert response.content == DOCUMENT.read_bytes(), "GET /__mock/openapi.json is not the committed file byte for byte"
+    document = response.json()
+    validate(document)  # openapi-spec-validator: raises on any violation of OpenAPI 3.1
+    assert document["openapi"] == "3.1.0"
+    registry = Registry().with_resource("urn:contract", Resource.from_contents(document, default_specification=DRAFT202012))
+    checked = 0
+    for where, value, schema_pointer in example_sites(document):
+        validator = Draft202012Validator({"$ref": "urn:contract#" + schema_pointer}, registry=registry)
+        errors = [error.message for error in validator.iter_errors(value)]
+        assert errors == [], f"{where} does not fit its schema: {errors}"
+        checked += 1
+    assert checked > 40, f"only {checked} examples found: the walk over the document is broken"
+
+
+def test_schemathesis_finds_no_server_error_nor_nonconforming_answer_and_the_mock_survives(tmp_path):
+    mock = DrainedMock()
+    try:
+        served_document(mock)
+        schemathesis = pathlib.Path(sys.executable).with_name("st")
+        command = [str(schemathesis), "run", f"{mock.url}/__mock/openapi.json",
+                   "--checks", ",".join(CHECKS),
+                   "--mode", "all",  # positive and negative inputs
+                   "--phases", "examples,coverage,fuzzing,stateful",
+                   "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED),
+                   # One worker: CPython 3.11's ast.parse is not thread-safe, and hypothesis calls it while
+                   # describing strategies (SystemError "AST constructor recursion depth mismatch").
+                   "--workers", "1",
+                   "--request-timeout", "10", "--max-response-time", "5",
+                   "--generation-database", "none", "--warnings", "off", "--no-color"]
+        environment = {**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS), "APPLEID_CONTRACT_BASE_URL": mock.url}
+        started = time.monotonic()
+        run = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=900)
+        seconds = time.monotonic() - started
+        print(f"schemathesis: {MAX_EXAMPLES} examples per operation, seed {SEED}, {seconds:.0f} s")
+        exit_code = run.returncode
+        assert exit_code == 0, (f"schemathesis failed (exit {exit_code}, {seconds:.0f} s):\n{run.stdout[-20000:]}\n{run.stderr[-5000:]}"
+                                     f"\nthe mock's stderr, last lines:\n{''.join(mock.stderr_tail[-40:])}")
+        # The mock lived through it: still running, still answering.
+        assert mock.process.poll() is None, f"the mock exited:\n{''.join(mock.stderr_tail[-60:])}"
+        health = requests.get(f"{mock.url}/__mock/health", timeout=5)
+        assert health.status_code == 200 and health.json()["status"] == "ok", health.text
+    finally:
+        if mock.process.poll() is None:
+            mock.stop()  # SIGTERM: exit status 0
