@@ -72,12 +72,13 @@ public final class MockState: Sendable {
     @discardableResult
     func perform<T, E: Error>(_ operation: (World, Int64, inout WorldChanges) throws(E) -> T) throws(E) -> (T, [RecordedEvent]) {
         let readReal = realTime()
-        let (outcome, recorded, waiters) = guarded.withLock { guarded in
+        let (outcome, recorded, waiters, fromTime) = guarded.withLock { guarded in
             let real = max(readReal, guarded.lastReal)
             guarded.lastReal = real
             let keysRevision = guarded.world.keysRevision
             var recorded: [RecordedEvent] = []
             housekeeping(&guarded, real: real, into: &recorded)
+            let fromTime = recorded.count
             var changes = WorldChanges(guarded.world)
             changes.preciseNow = guarded.world.clock.now(real: real)
             changes.real = real
@@ -98,8 +99,10 @@ public final class MockState: Sendable {
             }
             let waiters = recorded.isEmpty || guarded.waiters.isEmpty ? [] : Array(guarded.waiters.values)
             if !waiters.isEmpty { guarded.waiters.removeAll() }
-            return (outcome, recorded, waiters)
+            return (outcome, recorded, waiters, fromTime)
         }
+        // The request journal links a request to the events its operation recorded.
+        if recorded.count > fromTime, let collector = EventCollector.current { collector.add(recorded[fromTime...].lazy.map(\.sequence)) }
         if !recorded.isEmpty {
             for waiter in waiters { waiter.resume() }
             for listener in listeners.withLock({ $0 }) { listener.call() }
