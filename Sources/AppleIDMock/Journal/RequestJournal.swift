@@ -87,7 +87,7 @@ final class RequestJournal: HTTPExchangeObserver {
     func entries(matching filter: RequestFilter, limit: Int = .max) -> (entries: [JournalEntry], missed: UInt64) {
         let (records, firstKept) = ring.withLock { ring -> ([JournalRecord], UInt64) in
             var records: [JournalRecord] = []
-            let firstKept = ring.count == 0 ? ring.lastID + 1 : ring.records[ring.start]?.id ?? 0
+            let firstKept = ring.count == 0 ? ring.lastID &+ 1 : ring.records[ring.start]?.id ?? 0
             for offset in 0..<ring.count {
                 guard let record = ring.records[(ring.start + offset) % ring.records.count], record.id > filter.after else { continue }
                 records.append(record)
@@ -102,7 +102,8 @@ final class RequestJournal: HTTPExchangeObserver {
             entries.append(entry)
             if entries.count == limit { break }
         }
-        let missed = firstKept > filter.after + 1 ? firstKept - filter.after - 1 : 0
+        // Written so that no `after` a caller sends can overflow (after may be UInt64.max).
+        let missed = firstKept > 0 && filter.after < firstKept - 1 ? firstKept - 1 - filter.after : 0
         return (entries, missed)
     }
 
