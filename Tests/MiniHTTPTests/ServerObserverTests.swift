@@ -22,33 +22,14 @@ final class ServerObserverTests: XCTestCase {
         server = try ServerFixture.start(configuration, gate: gate)
     }
 
-    /// The one exchange the recorder sees, failing when it sees no exchange or more than one.
-    private func onlyExchange(file: StaticString = #filePath, line: UInt = #line) throws -> HTTPExchange {
-        let seen = recorder.waitForExchanges(1)
-        // Anything reported late would arrive now.
-        usleep(50_000)
-        XCTAssertEqual(recorder.exchanges.count, 1, "exchanges: \(recorder.exchanges)", file: file, line: line)
-        return try XCTUnwrap(seen.first, file: file, line: line)
-    }
-
-    /// The local port of `client`'s socket.
-    private func localPort(_ client: RawHTTPClient) -> Int {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(client.fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     func testObserver_SeesExchange_WithPeerIDRequestAndStatus() throws {
         try start()
         let client = try ServerFixture.client(server)
         XCTAssertEqual(try client.roundTrip("POST", "/length?x=1", headers: [("X-Trace", "7")], body: Array("abc".utf8)).rawText,
                        ServerFixture.okText("3"))
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.id, 1)
-        XCTAssertEqual(exchange.peer, HTTPPeerAddress(host: "127.0.0.1", port: localPort(client)))
+        XCTAssertEqual(exchange.peer, HTTPPeerAddress(host: "127.0.0.1", port: ServerFixture.localPort(client)))
         XCTAssertFalse(exchange.isTLS)
         XCTAssertEqual(exchange.request?.method, .post)
         XCTAssertEqual(exchange.request?.target, "/length?x=1")
@@ -74,7 +55,7 @@ final class ServerObserverTests: XCTestCase {
         let client = try ServerFixture.client(server)
         ServerFixture.sendIgnoringDisconnect(client, Array("GET  /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(400))
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.status, .badRequest)
         XCTAssertNil(exchange.request)
         guard case .unparsable(.malformed) = exchange.reason else { return XCTFail("reason: \(String(describing: exchange.reason))") }
@@ -86,7 +67,7 @@ final class ServerObserverTests: XCTestCase {
         let client = try ServerFixture.client(server)
         ServerFixture.sendIgnoringDisconnect(client, Array("GET /hello HTTP/1.1\r\nHost: x\r\nX-Pad: \(String(repeating: "p", count: 17_000))\r\n\r\n".utf8))
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(431))
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.status, .headerFieldsTooLarge)
         XCTAssertEqual(exchange.reason, .unparsable(.headTooLarge))
     }
@@ -107,7 +88,7 @@ final class ServerObserverTests: XCTestCase {
         let client = try ServerFixture.client(server)
         try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n")
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.status, .requestTimeout)
         XCTAssertEqual(exchange.reason, .timedOut)
         XCTAssertNil(exchange.request)
@@ -119,7 +100,7 @@ final class ServerObserverTests: XCTestCase {
         try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
         client.shutdownWrite()
         XCTAssertTrue(try client.waitForClose())
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertNil(exchange.status)
         XCTAssertEqual(exchange.reason, .peerClosed)
         XCTAssertNil(exchange.request)
@@ -136,7 +117,7 @@ final class ServerObserverTests: XCTestCase {
         XCTAssertEqual(recorder.exchanges.count, 0, "reported before the handler answered")
         gate.open()
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.okText("gated"))
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.status, .ok)
         XCTAssertEqual(exchange.request?.target, "/gated")
         XCTAssertEqual(exchange.responseBodyCount, 5)
@@ -151,7 +132,7 @@ final class ServerObserverTests: XCTestCase {
         XCTAssertTrue(gate.waitUntilEntered())
         ServerFixture.resetOnClose(client)
         client.close()
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         gate.open()
         XCTAssertNil(exchange.status)
         XCTAssertEqual(exchange.request?.target, "/gated")
@@ -163,7 +144,7 @@ final class ServerObserverTests: XCTestCase {
         let client = try ServerFixture.client(server)
         try client.request("HEAD", "/hello")
         XCTAssertEqual(try client.readResponse(headOnly: true).status, 200)
-        let exchange = try onlyExchange()
+        let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.request?.method, .head)
         XCTAssertEqual(exchange.responseBodyCount, 0)
     }
