@@ -14,12 +14,14 @@ final class ServerObserverTests: XCTestCase {
         server = nil
     }
 
-    /// Starts the fixture server with a fresh recorder installed.
-    private func start(timeouts: Double = 5, gate: Gate = Gate()) throws {
+    /// Starts the fixture server (or one with `router`) with a fresh recorder installed, after `configure`.
+    private func start(timeouts: Double = 5, gate: Gate = Gate(), router: Router? = nil,
+                       _ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         recorder = HTTPExchangeRecorder()
         var configuration = HTTPServerConfiguration.testing(timeouts: timeouts)
         configuration.observer = recorder
-        server = try ServerFixture.start(configuration, gate: gate)
+        configure(&configuration)
+        server = try ServerFixture.start(configuration, gate: gate, router: router)
     }
 
     func testObserver_SeesExchange_WithPeerIDRequestAndStatus() throws {
@@ -147,5 +149,120 @@ final class ServerObserverTests: XCTestCase {
         let exchange = try recorder.onlyExchange()
         XCTAssertEqual(exchange.request?.method, .head)
         XCTAssertEqual(exchange.responseBodyCount, 0)
+    }
+
+    func testObserver_Sees413_WhenBodyPassesMaxBodyBytes() throws {
+        try start { $0.limits.maxBodyBytes = 16 }
+        let declared = try ServerFixture.client(server)
+        ServerFixture.sendIgnoringDisconnect(declared, Array("POST /length HTTP/1.1\r\nHost: x\r\nContent-Length: 17\r\n\r\n".utf8) + [UInt8](repeating: 97, count: 17))
+        XCTAssertEqual(try declared.readResponse().rawText, ServerFixture.protocolError(413))
+        let exchange = try recorder.onlyExchange()
+        XCTAssertEqual(exchange.status, .contentTooLarge)
+        XCTAssertEqual(exchange.reason, .unparsable(.bodyTooLarge))
+        XCTAssertNil(exchange.request)
+        XCTAssertEqual(exchange.responseBodyCount, "413 Content Too Large\n".utf8.count)
+        // A chunked body growing past the limit is the same refusal.
+        let chunked = try ServerFixture.client(server)
+        ServerFixture.sendIgnoringDisconnect(chunked, Array("POST /length HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n11\r\n".utf8)
+            + [UInt8](repeating: 97, count: 17) + Array("\r\n0\r\n\r\n".utf8))
+        XCTAssertEqual(try chunked.readResponse().rawText, ServerFixture.protocolError(413))
+        // The twin: a body of exactly the limit is the handler's, with its request.
+        XCTAssertEqual(try ServerFixture.client(server).roundTrip("POST", "/length", body: [UInt8](repeating: 98, count: 16)).rawText,
+                       ServerFixture.okText("16"))
+        let seen = recorder.waitForExchanges(3)
+        XCTAssertEqual(seen.map(\.status), [.contentTooLarge, .contentTooLarge, .ok])
+        XCTAssertEqual(seen.map(\.reason), [.unparsable(.bodyTooLarge), .unparsable(.bodyTooLarge), nil])
+        XCTAssertEqual(seen.map { $0.request?.body.count }, [nil, nil, 16])
+    }
+
+    func testObserver_Sees503_WhenBodyBudgetIsExhausted() throws {
+        try start {
+            $0.limits.maxBodyBytes = 1000
+            $0.maxBufferedBodyBytes = 1500
+        }
+        // A holder keeps 999 body bytes of the 1,500; 600 more do not fit.
+        let holder = try ServerFixture.client(server)
+        try holder.send(Array("POST /length HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n".utf8) + [UInt8](repeating: 97, count: 999))
+        XCTAssertTrue(ServerFixture.eventually { server.reservedBodyBytes == 999 }, "reserved: \(server.reservedBodyBytes)")
+        let refused = try ServerFixture.client(server)
+        ServerFixture.sendIgnoringDisconnect(refused, Array("POST /length HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n".utf8)
+            + [UInt8](repeating: 97, count: 600))
+        XCTAssertEqual(try refused.readResponse().rawText, ServerFixture.protocolError(503))
+        let exchange = try recorder.onlyExchange()
+        XCTAssertEqual(exchange.status, .serviceUnavailable)
+        XCTAssertEqual(exchange.reason, .bodyBudgetExhausted)
+        XCTAssertNil(exchange.request)
+        XCTAssertEqual(exchange.responseBodyCount, "503 Service Unavailable\n".utf8.count)
+        // The twin: 500 bytes fit beside the holder's 999.
+        XCTAssertEqual(try ServerFixture.client(server).roundTrip("POST", "/length", body: [UInt8](repeating: 98, count: 500)).rawText,
+                       ServerFixture.okText("500"))
+        // The holder, closing mid-body, is reported once, as cut off.
+        holder.close()
+        let seen = recorder.waitForExchanges(3)
+        XCTAssertEqual(seen.map(\.status), [.serviceUnavailable, .ok, nil])
+        XCTAssertEqual(seen.map(\.reason), [.bodyBudgetExhausted, nil, .peerClosed])
+    }
+
+    func testObserver_CarriesHandlersNote_WhichIsNeverSent_AndNilForMiniHTTPsOwnAnswers() throws {
+        var router = ServerFixture.router()
+        router.add(.get, "/noted", immediate: { _ in Self.noted("refused", note: "immediate-note-7f3a") })
+        router.add(.get, "/noted-deferred", deferred: { _ in Self.noted("later", note: "deferred-note-7f3a") })
+        try start(router: router)
+        let client = try ServerFixture.client(server)
+        // Exact bytes: the note is on no line of the answer.
+        XCTAssertEqual(try client.roundTrip("GET", "/noted").rawText, ServerFixture.okText("refused"))
+        XCTAssertEqual(try client.roundTrip("GET", "/noted-deferred").rawText, ServerFixture.okText("later"))
+        // The twins, on the same connection: a handler without a note, and MiniHTTP's own answers.
+        XCTAssertEqual(try client.roundTrip("GET", "/hello").rawText, ServerFixture.okText("hi"))
+        XCTAssertEqual(try client.roundTrip("GET", "/nowhere").status, 404)
+        ServerFixture.sendIgnoringDisconnect(client, Array("GET  /hello HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(400))
+        let seen = recorder.waitForExchanges(5)
+        XCTAssertEqual(seen.map(\.status), [.ok, .ok, .ok, .notFound, .badRequest])
+        XCTAssertEqual(seen.map { $0.note as? String }, ["immediate-note-7f3a", "deferred-note-7f3a", nil, nil, nil])
+        XCTAssertEqual(seen.map { $0.note == nil }, [false, false, true, true, true])
+
+        // Without an observer the same route answers the same bytes.
+        let unobserved = try ServerFixture.start(router: router)
+        defer { unobserved.stop() }
+        XCTAssertEqual(try ServerFixture.client(unobserved).roundTrip("GET", "/noted").rawText, ServerFixture.okText("refused"))
+    }
+
+    /// A text 200 carrying `note` for the observer.
+    private static func noted(_ text: String, note: String) -> HTTPResponse {
+        var response = HTTPResponse.text(text)
+        response.note = note
+        return response
+    }
+
+    func testExchangeInit_KeepsEveryPart_AndDefaultsTheOptionalOnes() {
+        let request = HTTPRequest(method: .post, target: "/auth/token?a=1", headers: ["Host": "x"], body: [1, 2, 3])
+        let full = HTTPExchange(id: 9, peer: HTTPPeerAddress(host: "::1", port: 4242), isTLS: true, request: request, status: .contentTooLarge,
+                                responseHeaders: ["Allow": "GET"], responseBodyCount: 12, microseconds: 345, reason: .bodyBudgetExhausted, note: "n")
+        XCTAssertEqual(full.id, 9)
+        XCTAssertEqual(full.peer, HTTPPeerAddress(host: "::1", port: 4242))
+        XCTAssertTrue(full.isTLS)
+        XCTAssertEqual(full.request?.method, .post)
+        XCTAssertEqual(full.request?.target, "/auth/token?a=1")
+        XCTAssertEqual(full.request?.headers, ["Host": "x"])
+        XCTAssertEqual(full.request?.body, [1, 2, 3])
+        XCTAssertEqual(full.status, .contentTooLarge)
+        XCTAssertEqual(full.responseHeaders, ["Allow": "GET"])
+        XCTAssertEqual(full.responseBodyCount, 12)
+        XCTAssertEqual(full.microseconds, 345)
+        XCTAssertEqual(full.reason, .bodyBudgetExhausted)
+        XCTAssertEqual(full.note as? String, "n")
+        // The twin: given only what is required, the rest is empty.
+        let bare = HTTPExchange(id: 1, request: nil, status: nil)
+        XCTAssertEqual(bare.id, 1)
+        XCTAssertNil(bare.peer)
+        XCTAssertFalse(bare.isTLS)
+        XCTAssertNil(bare.request)
+        XCTAssertNil(bare.status)
+        XCTAssertEqual(bare.responseHeaders, HTTPHeaders())
+        XCTAssertEqual(bare.responseBodyCount, 0)
+        XCTAssertEqual(bare.microseconds, 0)
+        XCTAssertNil(bare.reason)
+        XCTAssertNil(bare.note)
     }
 }
