@@ -6,7 +6,7 @@ public struct HTTPExchange: Sendable {
     public var id: UInt64
     /// The client's address; nil when the kernel did not give one.
     public var peer: HTTPPeerAddress?
-    /// Whether the connection speaks TLS.
+    /// Whether the exchange went over TLS: false for a plaintext request to the TLS port (`plaintextOnTLSPort`).
     public var isTLS: Bool
     /// The request, body included (within the parser's `HTTPLimits`); nil when no complete
     /// request was read (a parse error, a timeout or a close mid-request).

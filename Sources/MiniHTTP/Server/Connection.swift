@@ -329,8 +329,9 @@ final class Connection {
         let current = observed
         observed = nil
         let started = current?.started ?? requestStarted ?? now
-        observer.observe(HTTPExchange(id: current?.id ?? loop.core.nextExchangeID(), peer: peer, isTLS: tls != nil, request: current?.request,
-                                      status: status, responseHeaders: headers, responseBodyCount: bodyCount,
+        // Over TLS once the handshake is done; the plaintext request refused before it was not.
+        observer.observe(HTTPExchange(id: current?.id ?? loop.core.nextExchangeID(), peer: peer, isTLS: tls?.handshakeDone == true,
+                                      request: current?.request, status: status, responseHeaders: headers, responseBodyCount: bodyCount,
                                       microseconds: now > started ? (now - started) / 1000 : 0, reason: reason, note: note))
     }
 
