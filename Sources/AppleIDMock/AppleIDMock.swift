@@ -12,8 +12,8 @@ public final class AppleIDMockServer: Sendable {
     public let http: HTTPServer
     /// The address clients use (discovery URLs are built from it).
     public let baseURL: String
-    /// The domain, routes, deliverer and tick that `InMemoryMock` shares.
-    private let assembly: MockAssembly
+    /// The domain, routes, deliverer, journal and tick that `InMemoryMock` shares.
+    let assembly: MockAssembly
     /// Real time in seconds since 1970, as configured (the in-process API's client secrets).
     let realTime: @Sendable () -> Double
 
@@ -55,6 +55,9 @@ public final class AppleIDMockServer: Sendable {
         }
         http.host = configuration.host
         http.port = configuration.port
+        if let journal = assembly.journal {
+            http.observer = http.observer.map { ObserverPair(first: journal, second: $0) } ?? journal
+        }
         let server: HTTPServer
         do {
             server = try HTTPServer.start(configuration: http, routes: assembly.routes)
@@ -98,6 +101,7 @@ public final class AppleIDMockServer: Sendable {
         assembly.stopTicking()
         assembly.domain.state.releaseReaders()
         assembly.notifications.releaseReaders()
+        assembly.journal?.releaseReaders()
         http.shutdown()
     }
 

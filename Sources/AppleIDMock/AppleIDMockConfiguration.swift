@@ -65,6 +65,9 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Which lines reach `log`: `info` (the default) adds a line per refused request, `debug` a
     /// line per answered one.
     public var logLevel: AppleIDMockLogLevel = .info
+    /// Whether the mock keeps the request journal (`GET /__mock/requests`, `requests(matching:)`);
+    /// `serve --journal off` turns it off, and its routes answer 409.
+    public var journal = true
 
     /// The defaults.
     public init() {}

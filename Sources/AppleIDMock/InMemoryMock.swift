@@ -2,7 +2,7 @@ import MiniHTTP
 import Synchronization
 
 /// The mock without a socket: the route table `AppleIDMockServer` serves — control guard,
-/// request log and notification deliverer included — answering `HTTPRequest` values directly,
+/// request log, journal and notification deliverer included — answering `HTTPRequest` values directly,
 /// the way Hummingbird's router test mode drives an application. For tests of what an endpoint
 /// answers; what the wire adds (framing, `Content-Length`, limits, timeouts, TLS) needs the real
 /// server. Notifications go out through `notificationTransport` (a test's recorder) or HTTP.
@@ -37,8 +37,25 @@ public final class InMemoryMock: Sendable {
     /// every request is answered 503 Service Unavailable (plain text).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         guard !stopped.load(ordering: .acquiring) else { return .plainError(.serviceUnavailable) }
-        return await assembly.routes.respond(to: request)
+        guard let journal = assembly.journal else { return await assembly.routes.respond(to: request) }
+        let started = ContinuousClock.now
+        let response = await assembly.routes.respond(to: request)
+        let elapsed = started.duration(to: .now).components
+        journal.observe(HTTPExchange(id: 0, request: request, status: response.status, responseHeaders: response.headers,
+                                     responseBodyCount: response.body.count,
+                                     microseconds: UInt64(max(0, elapsed.seconds)) * 1_000_000 + UInt64(max(0, elapsed.attoseconds / 1_000_000_000_000)),
+                                     note: response.note))
+        return response
     }
+
+    /// The journaled requests matching `filter`, oldest first (`AppleIDMockServer.requests(matching:)`).
+    public func requests(matching filter: RequestFilter = RequestFilter()) -> [JournalEntry] {
+        assembly.journal?.entries(matching: filter).entries ?? []
+    }
+
+    /// Forgets every journaled request; returns how many.
+    @discardableResult
+    public func clearRequests() -> Int { assembly.journal?.clear() ?? 0 }
 
     /// The answer to `method target` (path and query) with `headers` and `body`, as
     /// `respond(to:)` gives it. A control API request with a body needs

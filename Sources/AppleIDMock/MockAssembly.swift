@@ -16,6 +16,8 @@ final class MockAssembly: Sendable {
     let notifications: NotificationDeliverer
     /// Every route the mock serves.
     let routes: RouteTable
+    /// The request journal; nil with `journal` off.
+    let journal: RequestJournal?
     /// The once-a-second tick, while it runs.
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     /// Set when the mock stops: a key catch-up on the work thread ends early.
@@ -36,8 +38,11 @@ final class MockAssembly: Sendable {
                                               realTime: configuration.realTime, log: configuration.logger(.warn)) { name, body in
             LoopThread.start(name: name, body)
         }
+        let journal = configuration.journal ? RequestJournal(capacity: domain.scenario.journalCapacity, realTime: configuration.realTime) : nil
         routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
-                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log))
+                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil), journal: journal)
+        journal?.attach(routes)
+        self.journal = journal
         notificationGrace = configuration.notificationShutdownGrace
         log = configuration.logger(.warn)
     }
@@ -73,6 +78,7 @@ final class MockAssembly: Sendable {
     func finish() async {
         stopTicking()
         domain.state.releaseReaders()
+        journal?.releaseReaders()
         notifications.releaseReaders()
         await ticker.withLock { $0 }?.value
         for record in await notifications.stop(grace: notificationGrace) {

@@ -64,6 +64,10 @@ enum BenchCommand {
         report.exchanges = try ExchangeLoad.run(server: server, secret: secret, total: options.exchanges,
                                                 rounds: options.rounds, connections: options.connections, threads: cores)
 
+        report.journal = try JournalLoad.run(binary: options.server, secret: secret, options: options, cores: cores,
+                                             exchanges: options.smoke ? 2000 : 20_000, journaled: options.smoke ? 20_000 : 200_000,
+                                             progress: progress)
+
         if options.notifications > 0 {
             progress("\(options.notifications) account events, their notifications delivered to a local receiver")
             report.notifications = try NotificationLoad.run(binary: options.server, count: options.notifications, deadline: 300)

@@ -14,6 +14,7 @@ struct BenchReport {
     var notifications: NotificationLoad?
     var tls: TLSLoad?
     var userLookups: UserLookupLoad?
+    var journal: JournalLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -23,7 +24,7 @@ struct BenchReport {
     /// Requests that failed anywhere in the run.
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
-            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0)
+            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -81,6 +82,15 @@ struct BenchReport {
                              "\(mib(memory.warm)) -> \(mib(memory.end))", "", String(format: "%+.1f%%", memoryGrowth ?? 0), "within 10%",
                              met(memoryGrowth.map { abs($0) <= 10 })])
             }
+        }
+        if let journal {
+            rows.append(["journal on vs off: /auth/keys req/s", count(journal.keysOn), "off " + count(journal.keysOff), fraction(journal.keysRatio),
+                         ">= 0.90", met(journal.keysRatio >= 0.9)])
+            rows.append(["journal on vs off: code exchanges/s", count(journal.exchangesOn), "off " + count(journal.exchangesOff),
+                         fraction(journal.exchangesRatio), ">= 0.90", met(journal.exchangesRatio >= 0.9)])
+            rows.append(["journal memory: ring full -> \(count(Double(journal.journaled))) more requests",
+                         "\(mib(journal.residentRingFull)) -> \(mib(journal.residentAfter))", "", String(format: "%+.1f%%", journal.memoryGrowth),
+                         "within 10%", met(abs(journal.memoryGrowth) <= 10)])
         }
         if let idle {
             rows.append(["new client p50, \(options.idleConnections) idle connections open", ms(idle.loadedP50),
@@ -180,6 +190,12 @@ struct BenchReport {
             figures["https"] = ["cold_start_ms": ["median": Percentiles(tls.coldStarts).median, "runs": tls.coldStarts],
                                 "idle_rss_mib": tls.idleResidentMiB, "keys_keep_alive": wrk(tls.keys), "nginx_keys_keep_alive": wrk(tls.nginxKeys),
                                 "new_connections": wrk(tls.handshakes), "nginx_new_connections": wrk(tls.nginxHandshakes)]
+        }
+        if let journal {
+            figures["journal"] = ["keys_on_per_s": journal.keysOn, "keys_off_per_s": journal.keysOff, "keys_ratio": journal.keysRatio,
+                                  "exchanges_on_per_s": journal.exchangesOn, "exchanges_off_per_s": journal.exchangesOff,
+                                  "exchanges_ratio": journal.exchangesRatio, "rss_mib_ring_full": journal.residentRingFull,
+                                  "rss_mib_after": journal.residentAfter, "journaled_after_full": journal.journaled]
         }
         if let lookups = userLookups {
             func run(_ run: UserLookupLoad.Run) -> [String: Any] {

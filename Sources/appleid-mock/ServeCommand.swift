@@ -10,7 +10,7 @@ enum ServeCommand {
                         [--issuer URL] [--base-url URL] [--allowed-host NAMES]
                         [--notification-ca FILE] [--notification-timeout SECONDS]
                         [--tls-cert FILE --tls-key FILE] [--control-token TOKEN]
-                        [--log-level LEVEL] [--seed N]
+                        [--log-level LEVEL] [--seed N] [--journal on|off]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -53,6 +53,10 @@ enum ServeCommand {
                         a frozen clock (scenario "clock"), the same requests get the same
                         answers, byte for byte, in every process
 
+      --journal on|off  keep the request journal (default on): every      APPLEID_MOCK_JOURNAL
+                        request and its answer, for tests to assert on (GET /__mock/requests,
+                        `appleid-mock requests`); the newest 10,000 (scenario "journal")
+
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
 
@@ -66,7 +70,7 @@ enum ServeCommand {
         "allowed-host": "APPLEID_MOCK_ALLOWED_HOSTS", "notification-ca": "APPLEID_MOCK_NOTIFICATION_CA",
         "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
         "tls-key": "APPLEID_MOCK_TLS_KEY", "control-token": "APPLEID_MOCK_CONTROL_TOKEN",
-        "log-level": "APPLEID_MOCK_LOG_LEVEL", "seed": "APPLEID_MOCK_SEED",
+        "log-level": "APPLEID_MOCK_LOG_LEVEL", "seed": "APPLEID_MOCK_SEED", "journal": "APPLEID_MOCK_JOURNAL",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -95,6 +99,10 @@ enum ServeCommand {
             }
         }
         configuration.seed = try parsed.unsigned("seed", usage: usage)
+        if let journal = parsed.options["journal"] {
+            guard journal == "on" || journal == "off" else { throw UsageError(message: "--journal expects on or off, got \"\(journal)\"", usage: usage) }
+            configuration.journal = journal == "on"
+        }
         if let host = parsed.options["host"] {
             guard isBindableHost(host) else {
                 throw UsageError(message: "--host expects an IPv4 or IPv6 address or localhost, got \"\(host)\"", usage: usage)

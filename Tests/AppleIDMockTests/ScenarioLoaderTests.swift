@@ -69,7 +69,7 @@ final class ScenarioLoaderTests: XCTestCase {
         var object = defaultObject()
         object["colour"] = "blue"
         XCTAssertEqual(problems(object), [
-            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed)",
+            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed, journal)",
         ])
         let nested = editing(["users", 0, "nickname"], "al")
         XCTAssertEqual(problems(nested).first?.hasPrefix("users[0].nickname: unknown key"), true)
@@ -194,6 +194,19 @@ final class ScenarioLoaderTests: XCTestCase {
         var scenario = Scenario.default
         scenario.seed = UInt64.max
         XCTAssertEqual(problems(Array(scenario.prettyJSON.utf8)).filter { $0.hasPrefix("seed") }.count, 1, "written inexactly, refused at load")
+    }
+
+    func testScenario_JournalCapacity_IsReadAndBounded_NamingItsPath() throws {
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(editing(["journal"], ["capacity": 5])))).journalCapacity, 5)
+        var absent = defaultObject()
+        absent["journal"] = nil
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(absent))).journalCapacity, 10_000, "the default")
+        XCTAssertEqual(problems(editing(["journal"], ["capacity": 0])), ["journal.capacity: expected an integer from 1 to 100000, found 0"])
+        XCTAssertEqual(problems(editing(["journal"], ["capacity": 100_001])), ["journal.capacity: expected an integer from 1 to 100000, found 100001"])
+        XCTAssertEqual(problems(editing(["journal"], ["size": 5])).first?.hasPrefix("journal.size: unknown key"), true)
+        var scenario = Scenario.default
+        scenario.journalCapacity = 42
+        XCTAssertEqual(try Scenario.load(json: Array(scenario.prettyJSON.utf8)).journalCapacity, 42, "written and read back")
     }
 
     func testScenario_ReportsEveryProblemAtOnce() {

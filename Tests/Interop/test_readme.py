@@ -8,6 +8,8 @@ Each fenced block is preceded by a marker comment that says what the test does w
     <!-- readme: run continued -->     bash, in the session of the block before (its background
                                        processes still running, its variables set)
     <!-- readme: python continued -->  Python (PyJWT, requests), in the session of the block before
+    <!-- readme: pytest continued -->  a pytest file, run with `python -m pytest` in the session of the
+                                       block before (its tests must pass, and at least one must run)
     <!-- readme: synopsis -->          the CLI synopsis: it must name every option of every command
     <!-- readme: swift-package -->     an outside package's XCTest that depends on this one
     <!-- readme: yaml -->              parsed as YAML
@@ -36,7 +38,7 @@ README = ROOT / "README.md"
 # Every document whose code blocks users copy.
 DOCUMENTS = [README, ROOT / "Examples" / "python-backend" / "README.md"]
 SCRATCH = ROOT / ".appleid-mock"
-MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
+MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
 FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
 WALKTHROUGH_PORTS = (8080, 9000)
 
@@ -207,6 +209,11 @@ class Session:
         for number, block in enumerate(self.blocks):
             if block.kind == "python continued":
                 parts.append(f'"$PYTHON" - <<\'README_PYTHON_{number}\'\n{block.text}README_PYTHON_{number}\n')
+            elif block.kind == "pytest continued":
+                # As a user's suite runs it: a test file of its own, collected by pytest.
+                file = f".appleid-mock/test_readme_block_{number}.py"
+                parts.append(f"mkdir -p .appleid-mock\ncat > {file} <<'README_PYTEST_{number}'\n{block.text}README_PYTEST_{number}\n"
+                             f'"$PYTHON" -m pytest -q -p no:cacheprovider {file}\n')
             else:
                 parts.append(block.text)
         return "".join(parts)
@@ -220,7 +227,7 @@ def sessions():
     for block in ALL:
         if block.kind in ("run", "run with-mock"):
             found.append(Session(block))
-        elif block.kind in ("run continued", "python continued"):
+        elif block.kind in ("run continued", "python continued", "pytest continued"):
             assert found, f"{block} continues no session"
             found[-1].blocks.append(block)
     return found
@@ -260,7 +267,7 @@ def test_readme_synopsis_names_every_option_of_every_command():
     synopsis = of_kind("synopsis")
     assert len(synopsis) == 1, f"expected one synopsis block, found {synopsis}"
     commands = [[], ["serve"], ["client-secret"], ["keys", "generate"], ["keys"], ["tls", "generate"], ["scenario"],
-                ["sign-in"], ["clock"], ["reset"], ["event"], ["events"], ["health"], ["notifications", "listen"]]
+                ["sign-in"], ["clock"], ["reset"], ["event"], ["events"], ["requests"], ["health"], ["notifications", "listen"]]
     missing = []
     for command in commands:
         result = subprocess.run([BINARY, *command, "--help"], capture_output=True, text=True, timeout=30)

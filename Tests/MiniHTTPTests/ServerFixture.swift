@@ -107,6 +107,21 @@ enum ServerFixture {
                        "connecting to port \(port)", file: file, line: line)
     }
 
+    /// The local port of `client`'s socket, IPv4 or IPv6; -1 when the kernel does not say.
+    static func localPort(_ client: RawHTTPClient) -> Int {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(client.fd, $0, &length) }
+        }
+        guard result == 0 else { return -1 }
+        switch Int32(address.ss_family) {
+        case AF_INET: return Int(UInt16(bigEndian: withUnsafeBytes(of: address) { $0.load(as: sockaddr_in.self) }.sin_port))
+        case AF_INET6: return Int(UInt16(bigEndian: withUnsafeBytes(of: address) { $0.load(as: sockaddr_in6.self) }.sin6_port))
+        default: return -1
+        }
+    }
+
     /// Makes the next `close()` of `client` send a TCP reset instead of a FIN (SO_LINGER 0).
     static func resetOnClose(_ client: RawHTTPClient) {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)

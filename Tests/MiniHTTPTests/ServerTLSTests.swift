@@ -8,39 +8,24 @@ import XCTest
 /// test CA, and what hostile or broken clients of the TLS port get (a closed connection, never a
 /// stuck loop or a leaked descriptor).
 final class ServerTLSTests: XCTestCase {
-    private static let files: (directory: String, ca: String, chain: String, key: String) = {
-        let directory = NSTemporaryDirectory() + "minihttp-tls-\(getpid())"
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let authority = try! TestCertificateAuthority(names: ["localhost", "127.0.0.1", "::1"])
-        let paths = (directory, directory + "/ca.pem", directory + "/cert.pem", directory + "/key.pem")
-        try! Data(authority.caPEM.utf8).write(to: URL(fileURLWithPath: paths.1))
-        try! Data(authority.chainPEM.utf8).write(to: URL(fileURLWithPath: paths.2))
-        try! Data(authority.keyPEM.utf8).write(to: URL(fileURLWithPath: paths.3))
-        return paths
-    }()
-
     private func start(timeouts: Double = 5) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration.testing(timeouts: timeouts)
-        configuration.tls = try TLSServerContext(certificateChain: Self.files.chain, privateKey: Self.files.key)
+        configuration.tls = try TLSFixture.context()
         return try ServerFixture.start(configuration)
     }
 
     private func client(ca: String?) -> HTTPClient {
-        var client = HTTPClient()
-        client.caFile = ca
-        client.connectTimeout = 5
-        client.responseTimeout = 5
-        return client
+        TLSFixture.client(ca: ca)
     }
 
     func testHTTPS_AnswersAClientThatTrustsTheCA_AndRefusesOneThatDoesNot() throws {
         let server = try start()
         defer { server.stop() }
         XCTAssertEqual(server.url, "https://127.0.0.1:\(server.port)")
-        let response = try client(ca: Self.files.ca).send("GET", url: server.url + "/hello")
+        let response = try client(ca: TLSFixture.files.ca).send("GET", url: server.url + "/hello")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "hi")
-        let echoed = try client(ca: Self.files.ca).send("POST", url: "https://localhost:\(server.port)/echo", body: Array("over tls".utf8))
+        let echoed = try client(ca: TLSFixture.files.ca).send("POST", url: "https://localhost:\(server.port)/echo", body: Array("over tls".utf8))
         XCTAssertEqual(String(decoding: echoed.body, as: UTF8.self), "over tls")
         // The twin: the system store does not know the test CA.
         XCTAssertThrowsError(try client(ca: nil).send("GET", url: server.url + "/hello")) { error in
@@ -66,14 +51,14 @@ final class ServerTLSTests: XCTestCase {
         try garbage.send(Array(repeating: 0xff, count: 64))
         XCTAssertEqual(try garbage.readAll(), [])
         // The twin: the same request over TLS is answered, and the server still serves.
-        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+        XCTAssertEqual(try client(ca: TLSFixture.files.ca).send("GET", url: server.url + "/hello").status, 200)
         XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
     }
 
     func testTLSClientHello_ToAPlainPort_GetsA400AndTheConnectionCloses() throws {
         let server = try ServerFixture.start()
         defer { server.stop() }
-        XCTAssertThrowsError(try client(ca: Self.files.ca).send("GET", url: "https://127.0.0.1:\(server.port)/hello"))
+        XCTAssertThrowsError(try client(ca: TLSFixture.files.ca).send("GET", url: "https://127.0.0.1:\(server.port)/hello"))
         let raw = try ServerFixture.client(server)
         try raw.send([0x16, 0x03, 0x01, 0x00, 0x2f, 0x01, 0x00, 0x00, 0x2b, 0x03, 0x03] + Array(repeating: 0x41, count: 40) + Array("\r\n\r\n".utf8))
         XCTAssertEqual(String(decoding: try raw.readAll(), as: UTF8.self), ServerFixture.protocolError(400))
@@ -90,12 +75,12 @@ final class ServerTLSTests: XCTestCase {
         try partial.send([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00])  // a ClientHello record header, then nothing
         XCTAssertTrue(try partial.waitForClose())
         XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
-        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+        XCTAssertEqual(try client(ca: TLSFixture.files.ca).send("GET", url: server.url + "/hello").status, 200)
     }
 
     func testTenThousandGarbageAndAbortedHandshakes_LeaveNoConnectionOrDescriptorBehind() throws {
         let warmUp = try start()
-        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: warmUp.url + "/hello").status, 200)
+        XCTAssertEqual(try client(ca: TLSFixture.files.ca).send("GET", url: warmUp.url + "/hello").status, 200)
         warmUp.stop()
         let before = try ServerFixture.openDescriptorCount()
         let server = try start()
@@ -109,35 +94,35 @@ final class ServerTLSTests: XCTestCase {
             client.close()
         }
         XCTAssertEqual(ServerFixture.eventually(seconds: 30) { server.openConnections == 0 }, true)
-        XCTAssertEqual(try client(ca: Self.files.ca).send("GET", url: server.url + "/hello").status, 200)
+        XCTAssertEqual(try client(ca: TLSFixture.files.ca).send("GET", url: server.url + "/hello").status, 200)
         server.stop()
         XCTAssertEqual(try ServerFixture.openDescriptorCount(), before)
     }
 
     func testContext_RefusesMismatchedKeysAndUnreadableFiles() throws {
         let other = try TestCertificateAuthority(names: ["localhost"])
-        let otherKey = Self.files.directory + "/other-key.pem"
+        let otherKey = TLSFixture.files.directory + "/other-key.pem"
         XCTAssertTrue(FileManager.default.createFile(atPath: otherKey, contents: Data(other.keyPEM.utf8)))
-        XCTAssertThrowsError(try TLSServerContext(certificateChain: Self.files.chain, privateKey: otherKey)) { error in
-            XCTAssertTrue((error as? TLSServerContext.Failure)?.message.hasPrefix("\(otherKey) does not match the certificate in \(Self.files.chain)") == true,
+        XCTAssertThrowsError(try TLSServerContext(certificateChain: TLSFixture.files.chain, privateKey: otherKey)) { error in
+            XCTAssertTrue((error as? TLSServerContext.Failure)?.message.hasPrefix("\(otherKey) does not match the certificate in \(TLSFixture.files.chain)") == true,
                           "\(error)")
         }
-        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: Self.files.directory + "/missing.pem", privateKey: Self.files.key) },
-                       "certificate file \(Self.files.directory)/missing.pem: No such file or directory")
-        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: Self.files.directory, privateKey: Self.files.key) },
-                       "certificate file \(Self.files.directory): not a regular file")
-        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: Self.files.key, privateKey: Self.files.key) }?
-            .hasPrefix("\(Self.files.key): not a PEM certificate chain"), true)
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: TLSFixture.files.directory + "/missing.pem", privateKey: TLSFixture.files.key) },
+                       "certificate file \(TLSFixture.files.directory)/missing.pem: No such file or directory")
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: TLSFixture.files.directory, privateKey: TLSFixture.files.key) },
+                       "certificate file \(TLSFixture.files.directory): not a regular file")
+        XCTAssertEqual(assertThrowsFailure { try TLSServerContext(certificateChain: TLSFixture.files.key, privateKey: TLSFixture.files.key) }?
+            .hasPrefix("\(TLSFixture.files.key): not a PEM certificate chain"), true)
         // The twin: the matching pair loads.
-        XCTAssertNoThrow(try TLSServerContext(certificateChain: Self.files.chain, privateKey: Self.files.key))
+        XCTAssertNoThrow(try TLSServerContext(certificateChain: TLSFixture.files.chain, privateKey: TLSFixture.files.key))
     }
 
     func testContext_RefusesChainFiles_WithMoreThanTenCertificatesOrOver64KiB() throws {
         let authority = try TestCertificateAuthority(names: ["localhost"])
-        let key = Self.files.directory + "/chain-key.pem"
+        let key = TLSFixture.files.directory + "/chain-key.pem"
         XCTAssertTrue(FileManager.default.createFile(atPath: key, contents: Data(authority.keyPEM.utf8)))
         func chain(_ name: String, _ text: String) -> String {
-            let path = Self.files.directory + "/" + name
+            let path = TLSFixture.files.directory + "/" + name
             XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
             return path
         }

@@ -94,6 +94,42 @@ def test_first_web_login_keeps_name_and_email_a_later_one_gets_neither(stack):
     assert requests.post(f"{BACKEND}/refresh/{first['sub']}").json() == {"signed_in": True}
 
 
+def journal_cursor():
+    """The id of the newest request the mock's journal holds: later requests come after it."""
+    cursor = 0
+    while True:
+        page = requests.get(f"{APPLE}/__mock/requests", params={"after": cursor}).json()
+        cursor = page["last"]
+        if len(page["requests"]) < 1000:
+            return cursor
+
+
+def test_the_backend_calls_apple_exactly_as_apple_requires(stack):
+    """What the backend sent Apple, read back from the mock's request journal: one code exchange
+    per login with the registered redirect_uri and a fresh ES256 client_secret, then a refresh."""
+    after = journal_cursor()
+    answer, posted = web_login("alice")
+    assert answer.status_code == 200, answer.text
+    assert requests.post(f"{BACKEND}/refresh/{STATE['alice']}").json() == {"signed_in": True}
+    calls = requests.get(f"{APPLE}/__mock/requests", params={"after": after, "path": "/auth/token"}).json()["requests"]
+    assert [(call["grant_type"], call["status"]) for call in calls] == [("authorization_code", 200), ("refresh_token", 200)]
+    exchange, renewal = calls
+    assert exchange["form"]["code"] == posted["code"]
+    assert exchange["form"]["redirect_uri"] == "http://localhost:3000/callback"
+    assert "client_secret" not in exchange["form"], "the journal shows the secret decoded, never its signature"
+    secret = exchange["client_secret"]
+    assert {k: secret["header"].get(k) for k in ("alg", "kid")} == {"alg": "ES256", "kid": "MOCKKEY001"}
+    assert {k: secret["claims"][k] for k in ("iss", "sub", "aud")} == {"iss": "MOCKTEAM01", "sub": "com.example.web", "aud": APPLE}
+    assert 0 < secret["claims"]["exp"] - secret["claims"]["iat"] <= 15777000, "at most six months"
+    assert renewal["form"]["refresh_token"] and renewal["client_id"] == "com.example.web"
+    count = {"after": after, "path": "/auth/token", "grant_type": "authorization_code"}
+    assert requests.get(f"{APPLE}/__mock/requests/count", params=count).json() == {"count": 1}, "exactly once"
+    # The twin: a replayed callback is refused by the backend without calling Apple again.
+    replayed = requests.post(f"{BACKEND}/callback", data=posted)
+    assert replayed.status_code == 400 and replayed.json() == {"error": "unknown state"}
+    assert requests.get(f"{APPLE}/__mock/requests/count", params=count).json() == {"count": 1}
+
+
 def test_native_login_verifies_the_identity_token_and_redeems_the_code(stack):
     credential = requests.post(f"{APPLE}/__mock/sign-in", json={"user": "bob", "client_id": "com.example.app"}).json()
     answer = requests.post(f"{BACKEND}/native", json={k: credential[k] for k in ("identityToken", "authorizationCode", "fullName")})

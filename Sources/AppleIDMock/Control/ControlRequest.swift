@@ -4,12 +4,13 @@ import MiniHTTP
 /// A control API request body: a JSON object whose fields are read by name; every failure
 /// names the field at fault.
 struct ControlRequest {
-    /// A bad request: its message and field, rendered as a 400.
+    /// A bad request: its message and field, rendered as a 400 (or as `status` says).
     struct Failure: Error, HTTPResponseError {
         let message: String
         let field: String?
+        var status: HTTPStatus = .badRequest
 
-        var response: HTTPResponse { ControlResponse.error(message, field: field) }
+        var response: HTTPResponse { ControlResponse.error(message, field: field, status: status) }
     }
 
     let object: JSONObject

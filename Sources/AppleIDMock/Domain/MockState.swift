@@ -29,11 +29,6 @@ public final class MockState: Sendable {
         var lastReal: Double
         /// Expired codes are looked for at most once per mock second.
         var lastPrune: Int64 = .min
-        /// Feed readers asleep until the next event, by ticket.
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        /// The mock is stopping: feed readers answer at once with what there is.
-        var readersReleased = false
-        var nextWaiter: UInt64 = 0
     }
 
     /// How many recent events are kept.
@@ -72,12 +67,13 @@ public final class MockState: Sendable {
     @discardableResult
     func perform<T, E: Error>(_ operation: (World, Int64, inout WorldChanges) throws(E) -> T) throws(E) -> (T, [RecordedEvent]) {
         let readReal = realTime()
-        let (outcome, recorded, waiters) = guarded.withLock { guarded in
+        let (outcome, recorded, fromTime) = guarded.withLock { guarded in
             let real = max(readReal, guarded.lastReal)
             guarded.lastReal = real
             let keysRevision = guarded.world.keysRevision
             var recorded: [RecordedEvent] = []
             housekeeping(&guarded, real: real, into: &recorded)
+            let fromTime = recorded.count
             var changes = WorldChanges(guarded.world)
             changes.preciseNow = guarded.world.clock.now(real: real)
             changes.real = real
@@ -96,12 +92,12 @@ public final class MockState: Sendable {
                 let fragments = guarded.world.publishedJWKs
                 publishedJWKs.withLock { $0 = fragments }
             }
-            let waiters = recorded.isEmpty || guarded.waiters.isEmpty ? [] : Array(guarded.waiters.values)
-            if !waiters.isEmpty { guarded.waiters.removeAll() }
-            return (outcome, recorded, waiters)
+            return (outcome, recorded, fromTime)
         }
+        // The request journal links a request to the events its operation recorded.
+        if recorded.count > fromTime, let collector = EventCollector.current { collector.add(recorded[fromTime...].lazy.map(\.sequence)) }
         if !recorded.isEmpty {
-            for waiter in waiters { waiter.resume() }
+            feedReaders.wake()
             for listener in listeners.withLock({ $0 }) { listener.call() }
         }
         return (try outcome.get(), recorded)
@@ -155,6 +151,8 @@ public final class MockState: Sendable {
 
     /// The functions told (outside the lock) that events were recorded.
     private let listeners = Mutex<[EventListener]>([])
+    /// Feed readers asleep until the next event.
+    private let feedReaders = WakeList()
 
     /// Registers `listener`, called after every operation that recorded events; it reads them
     /// with `events(after:)` at its own cursor, so a slow one never blocks an operation.
@@ -179,40 +177,22 @@ public final class MockState: Sendable {
     public func awaitEvents(after: UInt64, limit: Int, types: Set<String>?, seconds: Double) async -> (events: [RecordedEvent], missed: UInt64) {
         let deadline = realTime() + seconds
         while true {
+            let ticket = feedReaders.ticket
             let page = events(after: after, limit: limit, types: types)
             let left = deadline - realTime()
-            if !page.events.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled { return page }
-            let (seen, released) = guarded.withLock { ($0.log.lastSequence, $0.readersReleased) }
-            if released { return page }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ticket = guarded.withLock { guarded -> UInt64? in
-                    // Recorded since the look above, or the mock is stopping: do not sleep.
-                    guard guarded.log.lastSequence == seen, !guarded.readersReleased else { return nil }
-                    guarded.nextWaiter += 1
-                    guarded.waiters[guarded.nextWaiter] = continuation
-                    return guarded.nextWaiter
-                }
-                guard let ticket else { return continuation.resume() }
-                DispatchQueue.global().asyncAfter(deadline: .now() + max(0.001, left)) { [self] in
-                    guarded.withLock { $0.waiters.removeValue(forKey: ticket) }?.resume()
-                }
-            }
+            if !page.events.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled || feedReaders.isReleased { return page }
+            await feedReaders.sleep(ticket: ticket, seconds: left)
         }
     }
 
     /// Wakes every feed reader asleep in `awaitEvents`, and answers later ones at once: a mock
     /// that stops does not hold its shutdown for long polls.
     public func releaseReaders() {
-        let waiters = guarded.withLock { guarded in
-            guarded.readersReleased = true
-            defer { guarded.waiters.removeAll() }
-            return Array(guarded.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
+        feedReaders.release()
     }
 
     /// Feed readers asleep now.
-    var waitingReaders: Int { guarded.withLock { $0.waiters.count } }
+    var waitingReaders: Int { feedReaders.count }
 
     /// The key that signs id_tokens now, which signs notifications too (§7).
     public var signingKey: KeyRing.SigningKey? { read { world, _ in world.signingKey } }

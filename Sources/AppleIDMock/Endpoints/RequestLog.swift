@@ -1,14 +1,18 @@
 import MiniHTTP
 
-/// The one place requests reach the log: at `info`, a line for each request Apple's endpoints
-/// refused, with the reason the refusal carries (Apple's answer itself stays bare); at `debug`,
-/// a line for every answered request. Below `info` handlers run unwrapped, at `info` successes
-/// cost nothing but a `do`.
+/// The one place requests reach the log and the journal: at `info`, a line for each request
+/// Apple's endpoints refused, with the reason the refusal carries (Apple's answer itself stays
+/// bare); at `debug`, a line for every answered request. With `journal`, each handler's answer
+/// carries a `JournalNote` for the request journal: the refusal's code and reason, and the
+/// events its operations recorded. Below `info` and without the journal handlers run unwrapped;
+/// at `info`, successes cost nothing but a `do`.
 struct RequestLog: Sendable {
     /// Which lines to write.
     let level: AppleIDMockLogLevel
     /// Where they go (the configuration's `log`).
     let sink: @Sendable (String) -> Void
+    /// Whether answers carry notes for the request journal.
+    var journal = false
 
     /// A log that writes nothing (route tables built without a configuration's log).
     static let silent = RequestLog(level: .error, sink: { _ in })
@@ -16,19 +20,25 @@ struct RequestLog: Sendable {
     /// An Apple endpoint at `path`: refusals (`OAuthError`, `AuthorizeError`) are logged with
     /// their reason, then answered as they always are.
     func apple(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> HTTPHandler {
-        guard level >= .info else { return .deferred(handler) }
-        let debug = level >= .debug
+        guard level >= .info || journal else { return .deferred(handler) }
+        let (debug, info, journal) = (level >= .debug, level >= .info, journal)
         return .deferred { [sink] request in
+            let events = journal ? EventCollector() : nil
             do {
-                let response = try handler(request)
+                var response = try EventCollector.$current.withValue(events) { try handler(request) }
                 if debug { sink(Self.answered(request, path, response.status)) }
+                if let events { response.note = JournalNote(events: events.sequences) }
                 return response
             } catch let refusal as OAuthError {
-                sink(Self.refused(request, path, code: refusal.code, reason: refusal.reason ?? refusal.description))
-                throw refusal
+                let reason = refusal.reason ?? refusal.description
+                if info { sink(Self.refused(request, path, code: refusal.code, reason: reason)) }
+                guard let events else { throw refusal }
+                return Self.noted(refusal.response, JournalNote(error: refusal.code, reason: reason, events: events.sequences))
             } catch let refusal as AuthorizeError {
-                sink(Self.refused(request, path, code: refusal.answeredCode, reason: refusal.reason ?? refusal.message))
-                throw refusal
+                let reason = refusal.reason ?? refusal.message
+                if info { sink(Self.refused(request, path, code: refusal.answeredCode, reason: reason)) }
+                guard let events else { throw refusal }
+                return Self.noted(refusal.response, JournalNote(error: refusal.answeredCode, reason: reason, events: events.sequences))
             } catch {
                 if debug { sink(Self.answered(request, path, Self.status(error))) }
                 throw error
@@ -37,11 +47,12 @@ struct RequestLog: Sendable {
     }
 
     /// Any other route at `path` (nil: the request's own, for the not-found handler): its
-    /// answers are logged at `debug`.
+    /// answers are logged at `debug`; with `journal`, a deferred one's events are noted.
     func other(_ path: String?, _ handler: HTTPHandler) -> HTTPHandler {
-        guard level >= .debug else { return handler }
+        let debug = level >= .debug
         switch handler {
         case .immediate(let body):
+            guard debug else { return handler }
             return .immediate { [sink] request in
                 do {
                     let response = try body(request)
@@ -53,17 +64,30 @@ struct RequestLog: Sendable {
                 }
             }
         case .deferred(let body):
+            guard debug || journal else { return handler }
+            let journal = journal
             return .deferred { [sink] request in
+                let events = journal ? EventCollector() : nil
                 do {
-                    let response = try await body(request)
-                    sink(Self.answered(request, path, response.status))
+                    var response = try await EventCollector.$current.withValue(events) { try await body(request) }
+                    if debug { sink(Self.answered(request, path, response.status)) }
+                    if let events { response.note = JournalNote(events: events.sequences) }
                     return response
                 } catch {
-                    sink(Self.answered(request, path, Self.status(error)))
-                    throw error
+                    if debug { sink(Self.answered(request, path, Self.status(error))) }
+                    guard let events, let known = error as? any HTTPResponseError else { throw error }
+                    // A refusal after part of the work (a reset that failed late) still names its events.
+                    return Self.noted(known.response, JournalNote(events: events.sequences))
                 }
             }
         }
+    }
+
+    /// `response` carrying `note`.
+    private static func noted(_ response: HTTPResponse, _ note: JournalNote) -> HTTPResponse {
+        var response = response
+        response.note = note
+        return response
     }
 
     /// `refused POST /auth/token: invalid_client — <reason>`, escaped and bounded.

@@ -5,7 +5,7 @@ enum Routes {
     /// Builds the immutable route table over `domain`; `requests` says on the log why Apple's
     /// endpoints refused a request (and, at `debug`, what every route answered).
     static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard, notifications: NotificationDeliverer? = nil,
-                      requests: RequestLog = .silent) -> RouteTable {
+                      requests: RequestLog = .silent, journal: RequestJournal? = nil) -> RouteTable {
         var router = Router()
         // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
@@ -68,6 +68,13 @@ enum Routes {
                    summary: "The notification delivery log, long-polled", reads: ["after", "wait"])
         router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)), summary: "Clears settled notifications (and pending ones with pending=cancel)",
                    reads: ["pending"])
+        let journaled = RequestsEndpoint(journal: journal)
+        let filters = RequestsEndpoint.filterFields
+        router.add(.get, "/__mock/requests", logging: requests, control.wrap(.deferred(journaled.list)),
+                   summary: "The request journal: what the mock received and answered, long-polled", reads: filters + ["limit", "wait"])
+        router.add(.get, "/__mock/requests/count", logging: requests, control.wrap(.deferred(journaled.count)),
+                   summary: "How many journaled requests match (\"exactly once\")", reads: filters)
+        router.add(.delete, "/__mock/requests", logging: requests, control.wrap(.immediate(journaled.clear)), summary: "Forgets every journaled request")
         // Under /__mock/, what no route takes is answered in the control API's JSON behind the
         // guard: 404, and 405 for a route asked with another method. Apple's paths keep
         // MiniHTTP's answers.

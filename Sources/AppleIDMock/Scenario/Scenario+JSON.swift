@@ -51,6 +51,7 @@ extension Scenario {
         // A seed beyond Int64.max (only a Swift-built scenario has one) is written inexactly, so
         // the file is refused at load instead of seeding another stream.
         top["seed"] = seed.map { Int64(exactly: $0).map(JSONValue.int) ?? .double(Double($0)) } ?? .null
+        top["journal"] = .object(["capacity": .int(Int64(journalCapacity))])
         return .object(top)
     }
 

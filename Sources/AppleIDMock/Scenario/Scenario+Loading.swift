@@ -60,7 +60,7 @@ extension Scenario {
     private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
         let root = "$"
         guard let top = reader.object(document, at: root,
-                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events", "seed"]) else {
+                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events", "seed", "journal"]) else {
             return Scenario(teams: [], users: [])
         }
         let teamItems = reader.array(top, "teams", at: root, required: true)
@@ -77,6 +77,9 @@ extension Scenario {
         if let value = top["clock"] { scenario.clock = readClock(value, at: "clock", reader) }
         // JSON integers are read as Int64: a file's seed is 0 to Int64.max (`--seed` takes any UInt64).
         if let value = top["seed"], value != .null { scenario.seed = UInt64(reader.int(top, "seed", at: root, default: 0, range: 0...Int.max)) }
+        if let value = top["journal"], let object = reader.object(value, at: "journal", known: ["capacity"]) {
+            scenario.journalCapacity = reader.int(object, "capacity", at: "journal", default: scenario.journalCapacity, range: 1...RequestJournal.maxCapacity)
+        }
         let eventItems = reader.array(top, "events", at: root, required: false)
         if eventItems.count > 1000 { reader.report("events", "expected at most 1000 events") }
         scenario.events = eventItems.prefix(1000).compactMap { readTimelineEvent($0.0, at: $0.1, reader) }

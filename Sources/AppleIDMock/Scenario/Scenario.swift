@@ -21,6 +21,8 @@ public struct Scenario: Sendable, Equatable {
     /// One seeded source for every draw, as `serve --seed` (which wins over it); nil draws from
     /// the system. A file holds a JSON integer, so at most `Int64.max`.
     public var seed: UInt64?
+    /// How many requests the request journal keeps (`journal.capacity`, 1 to 100,000): the newest.
+    public var journalCapacity: Int = 10_000
 
     /// An account event at a fixed point of the mock clock.
     public struct TimelineEvent: Sendable, Equatable {

@@ -6,6 +6,9 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes.
     public var body: [UInt8]
+    /// Never sent: what the handler tells the server's `HTTPExchangeObserver` about this answer
+    /// (`HTTPExchange.note`), such as why it refused the request.
+    public var note: (any Sendable)?
 
     /// A response with the given parts.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

@@ -6,7 +6,7 @@ public struct HTTPExchange: Sendable {
     public var id: UInt64
     /// The client's address; nil when the kernel did not give one.
     public var peer: HTTPPeerAddress?
-    /// Whether the connection speaks TLS.
+    /// Whether the exchange went over TLS: false for a plaintext request to the TLS port (`plaintextOnTLSPort`).
     public var isTLS: Bool
     /// The request, body included (within the parser's `HTTPLimits`); nil when no complete
     /// request was read (a parse error, a timeout or a close mid-request).
@@ -22,6 +22,24 @@ public struct HTTPExchange: Sendable {
     public var microseconds: UInt64
     /// Why MiniHTTP answered or ended the exchange itself; nil when a route's handler answered.
     public var reason: Reason?
+    /// What the handler attached to its answer for the observer (`HTTPResponse.note`).
+    public var note: (any Sendable)?
+
+    /// An exchange from its parts: for observers driven without a server (an in-memory table).
+    public init(id: UInt64, peer: HTTPPeerAddress? = nil, isTLS: Bool = false, request: HTTPRequest?, status: HTTPStatus?,
+                responseHeaders: HTTPHeaders = HTTPHeaders(), responseBodyCount: Int = 0, microseconds: UInt64 = 0, reason: Reason? = nil,
+                note: (any Sendable)? = nil) {
+        self.id = id
+        self.peer = peer
+        self.isTLS = isTLS
+        self.request = request
+        self.status = status
+        self.responseHeaders = responseHeaders
+        self.responseBodyCount = responseBodyCount
+        self.microseconds = microseconds
+        self.reason = reason
+        self.note = note
+    }
 
     /// Why MiniHTTP, not a handler, ended an exchange.
     public enum Reason: Sendable, Equatable, CustomStringConvertible {

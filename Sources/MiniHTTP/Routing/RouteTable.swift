@@ -66,6 +66,15 @@ public struct RouteTable: Sendable {
         match(method, path).resolution
     }
 
+    /// The route that answers `method` on `path`: the exact path or the template that takes it
+    /// (`/__mock/keys/{kid}`); nil when a fallback or MiniHTTP answers. For logs and journals.
+    public func route(_ method: HTTPMethod, _ path: String) -> String? {
+        func takes(_ methods: [HTTPMethod: HTTPHandler]) -> Bool { methods[method] != nil || (method == .head && methods[.get] != nil) }
+        if let methods = exact[path] { return takes(methods) ? path : nil }
+        guard let routes = templates.first(where: { $0.template.match(path) != nil }) else { return nil }
+        return takes(routes.methods) ? routes.template.text : nil
+    }
+
     /// Looks up `method` on `path`: an exact path first (a dictionary hit, nothing else when
     /// it is there), then the templates; the parameters of the template that matched.
     private func match(_ method: HTTPMethod, _ path: String) -> (resolution: Resolution, parameters: [String: String]) {

@@ -319,18 +319,20 @@ final class Connection {
     /// response it refuses is reported as the 500 sent in its place).
     private func report(to observer: any HTTPExchangeObserver, _ response: HTTPResponse, headOnly: Bool, reason: HTTPExchange.Reason?, now: UInt64) {
         let sent = HTTPResponseSerializer.defect(of: response) == nil ? response : .plainError(.internalServerError)
-        report(to: observer, status: sent.status, headers: sent.headers, bodyCount: headOnly ? 0 : sent.body.count, reason: reason, now: now)
+        report(to: observer, status: sent.status, headers: sent.headers, bodyCount: headOnly ? 0 : sent.body.count, reason: reason, note: response.note,
+               now: now)
     }
 
     /// Hands the observer the current exchange: the request being handled when there is one.
     private func report(to observer: any HTTPExchangeObserver, status: HTTPStatus?, headers: HTTPHeaders, bodyCount: Int,
-                        reason: HTTPExchange.Reason?, now: UInt64) {
+                        reason: HTTPExchange.Reason?, note: (any Sendable)? = nil, now: UInt64) {
         let current = observed
         observed = nil
         let started = current?.started ?? requestStarted ?? now
-        observer.observe(HTTPExchange(id: current?.id ?? loop.core.nextExchangeID(), peer: peer, isTLS: tls != nil, request: current?.request,
-                                      status: status, responseHeaders: headers, responseBodyCount: bodyCount,
-                                      microseconds: now > started ? (now - started) / 1000 : 0, reason: reason))
+        // Over TLS once the handshake is done; the plaintext request refused before it was not.
+        observer.observe(HTTPExchange(id: current?.id ?? loop.core.nextExchangeID(), peer: peer, isTLS: tls?.handshakeDone == true,
+                                      request: current?.request, status: status, responseHeaders: headers, responseBodyCount: bodyCount,
+                                      microseconds: now > started ? (now - started) / 1000 : 0, reason: reason, note: note))
     }
 
     /// Reports a request cut off by the connection closing: one being handled, or one partly

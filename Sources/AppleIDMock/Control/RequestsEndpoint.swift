@@ -1,0 +1,95 @@
+import JOSE
+import MiniHTTP
+
+/// `/__mock/requests`: the request journal (`RequestJournal`).
+///
+/// `GET [?method=&path=&client_id=&grant_type=&status=&control=&after=&limit=&wait=S]`: the kept
+/// requests matching every filter given, oldest first (`{"requests": [...], "last": ID, "missed":
+/// N}`); with `wait`, holds the request up to S seconds (at most 60) until a matching one lands.
+/// `GET /__mock/requests/count?…` answers `{"count": N}` (WireMock's `verify`: "exactly once").
+/// `DELETE` forgets them all (`{"cleared": N}`). With the journal off (`serve --journal off`)
+/// each answers 409.
+struct RequestsEndpoint: Sendable {
+    let journal: RequestJournal?
+
+    /// The filters every route takes; `list` also takes `limit` and `wait`.
+    static let filterFields = ["method", "path", "client_id", "grant_type", "status", "control", "after"]
+
+    func list(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let journal = try journalOn()
+        let (filter, limit, wait) = try Self.parse(request, paging: true)
+        let page = wait > 0
+            ? await journal.awaitEntries(matching: filter, limit: limit, seconds: wait)
+            : journal.entries(matching: filter, limit: limit)
+        var answer = JSONObject()
+        answer["requests"] = .array(page.entries.map { .object($0.json) })
+        answer["last"] = .int(Int64(clamping: page.entries.last?.id ?? filter.after))
+        answer["missed"] = .int(Int64(clamping: page.missed))
+        return ControlResponse.json(.object(answer))
+    }
+
+    func count(_ request: HTTPRequest) throws -> HTTPResponse {
+        let journal = try journalOn()
+        let (filter, _, _) = try Self.parse(request, paging: false)
+        return ControlResponse.json(.object(["count": .int(Int64(journal.count(matching: filter)))]))
+    }
+
+    func clear(_ request: HTTPRequest) throws -> HTTPResponse {
+        let journal = try journalOn()
+        guard request.query?.isEmpty ?? true else { throw ControlRequest.Failure(message: "DELETE takes no parameters", field: nil) }
+        return ControlResponse.json(.object(["cleared": .int(Int64(journal.clear()))]))
+    }
+
+    private func journalOn() throws(ControlRequest.Failure) -> RequestJournal {
+        guard let journal else { throw ControlRequest.Failure(message: "the request journal is off (serve --journal off)", field: nil, status: HTTPStatus(409)) }
+        return journal
+    }
+
+    /// The filter, page size and wait of `request`'s query; every bad parameter names itself.
+    static func parse(_ request: HTTPRequest, paging: Bool) throws(ControlRequest.Failure) -> (RequestFilter, Int, Double) {
+        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        var filter = RequestFilter()
+        var limit = RequestJournal.pageLimit
+        var wait: Double = 0
+        for (name, value) in query {
+            switch name {
+            case "method":
+                guard !value.isEmpty, value.utf8.count <= 32, value.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+                    throw ControlRequest.Failure(message: "expected a method in capitals (GET, POST …)", field: name)
+                }
+                filter.method = HTTPMethod(rawValue: value)
+            case "path":
+                guard value.hasPrefix("/"), value.utf8.count <= 2048 else { throw ControlRequest.Failure(message: "expected a path starting with /", field: name) }
+                filter.path = value
+            case "client_id":
+                guard !value.isEmpty, value.utf8.count <= 256 else { throw ControlRequest.Failure(message: "expected a client_id", field: name) }
+                filter.clientID = value
+            case "grant_type":
+                guard !value.isEmpty, value.utf8.count <= 256 else { throw ControlRequest.Failure(message: "expected a grant_type", field: name) }
+                filter.grantType = value
+            case "status":
+                guard let status = RequestFilter.StatusMatch(value) else {
+                    throw ControlRequest.Failure(message: "expected a status code from 100 to 599, or a class such as 4xx", field: name)
+                }
+                filter.status = status
+            case "control":
+                guard value == "true" || value == "false" else { throw ControlRequest.Failure(message: "expected true or false", field: name) }
+                filter.control = value == "true"
+            case "after":
+                guard let number = UInt64(value) else { throw ControlRequest.Failure(message: "expected a request id (0 or more)", field: name) }
+                filter.after = number
+            case "limit" where paging:
+                guard let number = Int(value), (1...RequestJournal.pageLimit).contains(number) else {
+                    throw ControlRequest.Failure(message: "expected 1 to \(RequestJournal.pageLimit)", field: name)
+                }
+                limit = number
+            case "wait" where paging:
+                wait = try ControlRequest.waitSeconds(value)
+            default:
+                let known = filterFields + (paging ? ["limit", "wait"] : [])
+                throw ControlRequest.Failure(message: "unknown parameter (expected \(known.joined(separator: ", ")))", field: name)
+            }
+        }
+        return (filter, limit, wait)
+    }
+}

@@ -1,0 +1,74 @@
+import MiniHTTP
+
+/// Which journaled requests to list or count: every field set must match (`GET
+/// /__mock/requests?method=&path=&client_id=&grant_type=&status=&control=&after=`).
+public struct RequestFilter: Sendable, Equatable {
+    /// The request's method (`POST`).
+    public var method: HTTPMethod?
+    /// The request's path as sent (`/auth/token`), or the route template that took it
+    /// (`/__mock/keys/{kid}`).
+    public var path: String?
+    /// The `client_id` it carried (form, query or JSON body).
+    public var clientID: String?
+    /// The `grant_type` of its form.
+    public var grantType: String?
+    /// The status answered: an exact code (`200`…`599`), or a class `1`…`5` (`4xx`).
+    public var status: StatusMatch?
+    /// Only requests to the control API (`true`) or only to Apple's routes and unrouted paths (`false`).
+    public var control: Bool?
+    /// Only entries with a larger id.
+    public var after: UInt64 = 0
+
+    /// A status to match: one code, or a class.
+    public enum StatusMatch: Sendable, Equatable {
+        /// Exactly this code.
+        case code(Int)
+        /// Any code of this hundred (`4` is 4xx).
+        case statusClass(Int)
+
+        /// `"401"` → `.code(401)`, `"4xx"` → `.statusClass(4)`; nil for anything else.
+        public init?(_ text: String) {
+            let bytes = Array(text.utf8)
+            guard bytes.count == 3, (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(bytes[0]) else { return nil }
+            let hundred = Int(bytes[0] - UInt8(ascii: "0"))
+            if bytes[1] == UInt8(ascii: "x") && bytes[2] == UInt8(ascii: "x") {
+                self = .statusClass(hundred)
+            } else if let code = Int(text) {
+                self = .code(code)
+            } else {
+                return nil
+            }
+        }
+
+        func matches(_ code: Int) -> Bool {
+            switch self {
+            case .code(let expected): code == expected
+            case .statusClass(let hundred): code / 100 == hundred
+            }
+        }
+    }
+
+    /// A filter from its parts; none set matches every request.
+    public init(method: HTTPMethod? = nil, path: String? = nil, clientID: String? = nil, grantType: String? = nil, status: StatusMatch? = nil,
+                control: Bool? = nil, after: UInt64 = 0) {
+        self.method = method
+        self.path = path
+        self.clientID = clientID
+        self.grantType = grantType
+        self.status = status
+        self.control = control
+        self.after = after
+    }
+
+    /// Whether `entry` passes.
+    public func matches(_ entry: JournalEntry) -> Bool {
+        if entry.id <= after { return false }
+        if let method, entry.method != method { return false }
+        if let path, entry.path != path && entry.route != path { return false }
+        if let control, entry.isControl != control { return false }
+        if let status { guard let code = entry.status?.code, status.matches(code) else { return false } }
+        if let clientID, entry.clientID != clientID { return false }
+        if let grantType, entry.grantType != grantType { return false }
+        return true
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The request journal's cost (issue 21): `/auth/keys` and code exchanges on a mock with the
+/// journal on against one with `--journal off`, in the same run, alternating; and resident
+/// memory once the ring is full against after `journaled` more requests (refused code
+/// exchanges, each carrying a client_secret: the journal's heaviest common entry).
+struct JournalLoad {
+    /// `/auth/keys` req/s, mean of the runs of each.
+    var keysOn: Double
+    var keysOff: Double
+    /// Code exchanges per second.
+    var exchangesOn: Double
+    var exchangesOff: Double
+    /// Resident memory with the ring just full, and after `journaled` more requests.
+    var residentRingFull: Double
+    var residentAfter: Double
+    var journaled: Int
+    var failures: Int
+
+    var keysRatio: Double { keysOff > 0 ? keysOn / keysOff : 0 }
+    var exchangesRatio: Double { exchangesOff > 0 ? exchangesOn / exchangesOff : 0 }
+    var memoryGrowth: Double { residentRingFull > 0 ? (residentAfter - residentRingFull) / residentRingFull * 100 : 0 }
+
+    /// Measures with `exchanges` exchanges per variant and `journaled` requests after the ring is full.
+    static func run(binary: String, secret: String, options: BenchOptions, cores: Int, exchanges: Int, journaled: Int,
+                    progress: (String) -> Void) throws -> JournalLoad {
+        let on = try ServerProcess.startMock(binary: binary)
+        defer { on.stop() }
+        let off = try ServerProcess.startMock(binary: binary, arguments: ["--journal", "off"])
+        defer { off.stop() }
+        progress("journal on against off: /auth/keys with wrk, \(options.duration) s each, twice, alternating")
+        var keys: [Bool: [Double]] = [:]
+        var failures = 0
+        for server in [(off, false), (on, true), (off, false), (on, true)] {
+            let run = WrkRun.run(url: "http://127.0.0.1:\(server.0.port)/auth/keys", connections: options.connections, threads: cores,
+                                 seconds: options.duration)
+            keys[server.1, default: []].append(run?.requestsPerSecond ?? 0)
+            failures += run?.errors ?? 0
+        }
+        progress("journal on against off: \(exchanges) code exchanges each, alternating")
+        var exchangeRates: [Bool: [Double]] = [:]
+        let rounds = max(1, min(options.rounds, exchanges / 100))
+        for server in [(off, false), (on, true), (off, false), (on, true)] {
+            let load = try ExchangeLoad.run(server: server.0, secret: secret, total: exchanges / 2, rounds: max(1, rounds / 2),
+                                            connections: options.connections, threads: cores)
+            exchangeRates[server.1, default: []].append(load.exchangesPerSecond)
+            failures += load.failures
+        }
+        progress("journal memory: the ring filled with refused exchanges, then \(journaled) more")
+        let memory = try ServerProcess.startMock(binary: binary)
+        defer { memory.stop() }
+        let request = ExchangeLoad.tokenRequest(code: "c0000000000000000000000000000000.0.abcd.AAAAAAAAAAAAAAAAAAAAAA", secret: secret)
+        failures += try refused(memory, request, count: 10_000, connections: options.connections, threads: cores)
+        let full = memory.residentMiB
+        failures += try refused(memory, request, count: journaled, connections: options.connections, threads: cores)
+        func mean(_ values: [Double]?) -> Double { (values ?? []).reduce(0, +) / Double(max(values?.count ?? 0, 1)) }
+        return JournalLoad(keysOn: mean(keys[true]), keysOff: mean(keys[false]), exchangesOn: mean(exchangeRates[true]),
+                           exchangesOff: mean(exchangeRates[false]), residentRingFull: full, residentAfter: memory.residentMiB,
+                           journaled: journaled, failures: failures)
+    }
+
+    /// Sends `request` `count` times over `connections` connections; each must be refused with 400.
+    private static func refused(_ server: ServerProcess, _ request: [UInt8], count: Int, connections: Int, threads: Int) throws -> Int {
+        let clients = try (0..<connections).map { _ in try RawConnection(port: server.port) }
+        return LoadDriver.run(clients, threads: threads) { index in
+            let share = count / connections + (index < count % connections ? 1 : 0)
+            return LoadDriver.Script(requests: Array(repeating: request, count: share)) { _, status, _, _ in status == 400 }
+        }
+    }
+}
