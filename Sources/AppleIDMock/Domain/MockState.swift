@@ -177,11 +177,11 @@ public final class MockState: Sendable {
     public func awaitEvents(after: UInt64, limit: Int, types: Set<String>?, seconds: Double) async -> (events: [RecordedEvent], missed: UInt64) {
         let deadline = realTime() + seconds
         while true {
-            let ticket = feedReaders.ticket
+            let seen = lastEventSequence
             let page = events(after: after, limit: limit, types: types)
             let left = deadline - realTime()
             if !page.events.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled || feedReaders.isReleased { return page }
-            await feedReaders.sleep(ticket: ticket, seconds: left)
+            await feedReaders.sleep(seconds: left) { lastEventSequence != seen }
         }
     }
 

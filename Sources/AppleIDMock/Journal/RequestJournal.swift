@@ -49,11 +49,14 @@ final class RequestJournal: HTTPExchangeObserver {
 
     func observe(_ exchange: HTTPExchange) {
         if let path = exchange.request?.path, path.hasPrefix(Self.ownPrefix) { return }
-        // Built outside the lock; only the id is given inside it.
+        // Built outside the lock; only the id is given inside it. What the ring drops is freed
+        // after the lock is let go: the critical section only moves records.
         var record = JournalRecord(id: 0, time: realTime(), exchange: exchange)
-        ring.withLock { ring in
+        var dropped: [JournalRecord] = []
+        let oldest: JournalRecord? = ring.withLock { ring in
             ring.lastID += 1
             record.id = ring.lastID
+            var oldest: JournalRecord?
             if ring.count == ring.records.count && ring.records.count < capacity {
                 // Full but below capacity: grow, oldest first again.
                 if ring.start != 0 {
@@ -62,22 +65,28 @@ final class RequestJournal: HTTPExchangeObserver {
                 }
                 ring.records.append(record)
             } else {
-                if ring.count == ring.records.count { drop(&ring) }
+                if ring.count == ring.records.count { oldest = drop(&ring) }
                 ring.records[(ring.start + ring.count) % ring.records.count] = record
             }
             ring.count += 1
             ring.weight += record.weight
-            while ring.weight > Self.byteBudget && ring.count > 1 { drop(&ring) }
+            while ring.weight > Self.byteBudget && ring.count > 1 {
+                if let heavy = drop(&ring) { dropped.append(heavy) }
+            }
+            return oldest
         }
+        _ = consume oldest
+        _ = consume dropped
         waiters.wake()
     }
 
-    /// Drops the oldest record.
-    private func drop(_ ring: inout Ring) {
-        ring.weight -= ring.records[ring.start]?.weight ?? 0
-        ring.records[ring.start] = nil
+    /// Takes the oldest record out of the ring.
+    private func drop(_ ring: inout Ring) -> JournalRecord? {
+        let oldest = ring.records[ring.start].take()
+        ring.weight -= oldest?.weight ?? 0
         ring.start = (ring.start + 1) % ring.records.count
         ring.count -= 1
+        return oldest
     }
 
     // MARK: - Reading
@@ -111,11 +120,11 @@ final class RequestJournal: HTTPExchangeObserver {
     func awaitEntries(matching filter: RequestFilter, limit: Int, seconds: Double) async -> (entries: [JournalEntry], missed: UInt64) {
         let deadline = realTime() + seconds
         while true {
-            let ticket = waiters.ticket
+            let seen = lastID
             let page = entries(matching: filter, limit: limit)
             let left = deadline - realTime()
             if !page.entries.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled || waiters.isReleased { return page }
-            await waiters.sleep(ticket: ticket, seconds: left)
+            await waiters.sleep(seconds: left) { lastID != seen }
         }
     }
 

@@ -1,11 +1,12 @@
 import Dispatch
 import Synchronization
 
-/// Long-poll readers asleep until something they watch changes, or their time is up: an
-/// event count. A reader takes `ticket` *before* it looks at the data; `sleep` then returns at
-/// once if `wake()` ran since, so a change between the look and the sleep is never missed. The
-/// writer's `wake()` costs one atomic add when nobody sleeps. `release()` (the mock stopping)
-/// wakes every sleeper and lets none sleep again.
+/// Long-poll readers asleep until something they watch changes, or their time is up. A reader
+/// looks at the data, then sleeps with `unlessChanged`, which is asked again once the reader is
+/// counted: a change between its look and its sleep is never missed. A writer changes the data,
+/// then calls `wake()`, which costs a fence and one atomic load while nobody sleeps (no write to
+/// memory the readers share: two I/O threads journaling requests do not bounce a cache line).
+/// `release()` (the mock stopping) wakes every sleeper and lets none sleep again.
 final class WakeList: Sendable {
     private struct Sleepers {
         var continuations: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -13,25 +14,23 @@ final class WakeList: Sendable {
         var released = false
     }
 
-    private let generation = Atomic<UInt64>(0)
     private let sleeperCount = Atomic<Int>(0)
     private let sleepers = Mutex(Sleepers())
-
-    /// Taken before looking at the data a sleeper waits on.
-    var ticket: UInt64 { generation.load(ordering: .sequentiallyConsistent) }
 
     /// Whether `release()` ran: readers answer at once with what there is.
     var isReleased: Bool { sleepers.withLock { $0.released } }
 
-    /// Sleeps until `wake()` or `release()` runs after `ticket` was taken, or `seconds` pass.
-    func sleep(ticket: UInt64, seconds: Double) async {
+    /// Sleeps until `wake()` or `release()`, or `seconds` pass; returns at once when
+    /// `unlessChanged()` (asked once this sleeper is counted) says the data changed since the
+    /// caller looked. `unlessChanged` may take the data's own lock (this list's lock is held).
+    func sleep(seconds: Double, unlessChanged: () -> Bool) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let id = sleepers.withLock { sleepers -> UInt64? in
-                // Counted before the generation is read (both sequentially consistent): a `wake()`
-                // either sees this sleeper and takes the lock after it registers, or bumped the
-                // generation before this read, and the sleeper does not sleep.
+                // Counted (sequentially consistent) before the data is looked at again: a writer
+                // either sees this sleeper after its change and wakes it (waiting for this lock,
+                // so after it registers), or changed the data before this look.
                 sleeperCount.add(1, ordering: .sequentiallyConsistent)
-                guard !sleepers.released, generation.load(ordering: .sequentiallyConsistent) == ticket else {
+                guard !sleepers.released, !unlessChanged() else {
                     sleeperCount.subtract(1, ordering: .sequentiallyConsistent)
                     return nil
                 }
@@ -46,16 +45,16 @@ final class WakeList: Sendable {
         }
     }
 
-    /// Wakes every sleeper: what they wait on may have changed.
+    /// Wakes every sleeper: call it after changing what they wait on.
     func wake() {
-        generation.add(1, ordering: .sequentiallyConsistent)
+        // Orders the caller's change before the count is read (the sleeper's side is its add).
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
         guard sleeperCount.load(ordering: .sequentiallyConsistent) > 0 else { return }
         for continuation in takeAll(release: false) { continuation.resume() }
     }
 
     /// Wakes every sleeper and answers later ones at once.
     func release() {
-        generation.add(1, ordering: .releasing)
         for continuation in takeAll(release: true) { continuation.resume() }
     }
 
@@ -65,7 +64,7 @@ final class WakeList: Sendable {
     private func take(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
         sleepers.withLock { sleepers in
             guard let continuation = sleepers.continuations.removeValue(forKey: id) else { return nil }
-            sleeperCount.subtract(1, ordering: .releasing)
+            sleeperCount.subtract(1, ordering: .sequentiallyConsistent)
             return continuation
         }
     }
@@ -75,7 +74,7 @@ final class WakeList: Sendable {
             if release { sleepers.released = true }
             let all = Array(sleepers.continuations.values)
             sleepers.continuations.removeAll()
-            sleeperCount.subtract(all.count, ordering: .releasing)
+            sleeperCount.subtract(all.count, ordering: .sequentiallyConsistent)
             return all
         }
     }

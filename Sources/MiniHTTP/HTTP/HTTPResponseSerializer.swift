@@ -10,11 +10,16 @@ public enum HTTPResponseSerializer {
     /// it is logged in one line and a plain 500 is sent in its place, never a corrupt stream
     /// (header injection, probe F6; a body the framing does not allow, probe F7).
     public static func serialize(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, minorVersion: Int = 1) -> [UInt8] {
+        serialized(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion).bytes
+    }
+
+    /// `serialize`, saying whether the 500 went out in the response's place (checked once).
+    static func serialized(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minorVersion: Int) -> (bytes: [UInt8], refused: Bool) {
         if let defect = defect(of: response) {
             HTTPServerLog.write("refused a \(response.status.code) response: \(defect); sent 500 instead")
-            return write(.plainError(.internalServerError), keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion)
+            return (write(.plainError(.internalServerError), keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion), true)
         }
-        return write(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion)
+        return (write(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion), false)
     }
 
     /// The interim response sent for `Expect: 100-continue`.

@@ -300,9 +300,17 @@ final class Connection {
         guard state == .handling else { return }
         releaseBodyBudget()
         if loop.isDraining { closeAfterResponse = true }
-        queue(HTTPResponseSerializer.serialize(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion))
+        let (bytes, refused) = HTTPResponseSerializer.serialized(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion)
+        queue(bytes)
         // Reported before the write: a finished write may go on to the next pipelined request.
-        if let observer = loop.observer { report(to: observer, response, headOnly: headOnly, reason: reason, now: now) }
+        if let observer = loop.observer {
+            var sent = response
+            if refused {
+                sent = .plainError(.internalServerError)
+                sent.note = response.note
+            }
+            report(to: observer, sent, headOnly: headOnly, reason: reason, now: now)
+        }
         state = .writing
         responseQueued = now
         flush(now: now)
@@ -315,11 +323,10 @@ final class Connection {
         respond(.plainError(status), headOnly: false, minorVersion: 1, reason: reason, now: now)
     }
 
-    /// Hands the observer the exchange answered with `response` (as the serializer sends it: a
-    /// response it refuses is reported as the 500 sent in its place).
-    private func report(to observer: any HTTPExchangeObserver, _ response: HTTPResponse, headOnly: Bool, reason: HTTPExchange.Reason?, now: UInt64) {
-        let sent = HTTPResponseSerializer.defect(of: response) == nil ? response : .plainError(.internalServerError)
-        report(to: observer, status: sent.status, headers: sent.headers, bodyCount: headOnly ? 0 : sent.body.count, reason: reason, note: response.note,
+    /// Hands the observer the exchange answered with `sent` (as the serializer sent it: a
+    /// response it refused is the 500 sent in its place).
+    private func report(to observer: any HTTPExchangeObserver, _ sent: HTTPResponse, headOnly: Bool, reason: HTTPExchange.Reason?, now: UInt64) {
+        report(to: observer, status: sent.status, headers: sent.headers, bodyCount: headOnly ? 0 : sent.body.count, reason: reason, note: sent.note,
                now: now)
     }
 
