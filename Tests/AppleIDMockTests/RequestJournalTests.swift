@@ -1,4 +1,5 @@
 @testable import AppleIDMock
+import Dispatch
 import JOSE
 import MiniHTTP
 import MiniHTTPTesting
@@ -286,6 +287,21 @@ final class RequestJournalTests: XCTestCase {
         XCTAssertEqual(server.clearRequests(), 2)
         XCTAssertEqual(server.requests().count, 0)
         await server.stop()
+    }
+
+    func testRecordingFromManyThreadsAtOnce_KeepsExactlyTheNewestIDs() {
+        let journal = RequestJournal(capacity: 1000, realTime: { 1_700_000_000 })
+        let exchange = HTTPExchange(id: 0, request: HTTPRequest(method: .get, target: "/auth/keys"), status: .ok)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<625 { journal.observe(exchange) }
+        }
+        let page = journal.entries(matching: RequestFilter())
+        XCTAssertEqual(page.entries.map(\.id), Array(4001...5000), "the newest 1,000, in order, none missing")
+        XCTAssertEqual(page.missed, 4000)
+        XCTAssertEqual(journal.entries(matching: RequestFilter(after: 4990)).entries.map(\.id), Array(4991...5000))
+        XCTAssertEqual(journal.clear(), 1000)
+        XCTAssertEqual(journal.entries(matching: RequestFilter()).entries.count, 0)
+        XCTAssertEqual(journal.entries(matching: RequestFilter()).missed, 5000, "a clear leaves nothing kept")
     }
 
     func testTheInMemoryMock_JournalsWhatItAnswers() async throws {
