@@ -29,21 +29,24 @@ struct RequestLog: Sendable {
                 if debug { sink(Self.answered(request, path, response.status)) }
                 if let events { response.note = JournalNote(events: events.sequences) }
                 return response
-            } catch let refusal as OAuthError {
-                let reason = refusal.reason ?? refusal.description
-                if info { sink(Self.refused(request, path, code: refusal.code, reason: reason)) }
-                guard let events else { throw refusal }
-                return Self.noted(refusal.response, JournalNote(error: refusal.code, reason: reason, events: events.sequences))
-            } catch let refusal as AuthorizeError {
-                let reason = refusal.reason ?? refusal.message
-                if info { sink(Self.refused(request, path, code: refusal.answeredCode, reason: reason)) }
-                guard let events else { throw refusal }
-                return Self.noted(refusal.response, JournalNote(error: refusal.answeredCode, reason: reason, events: events.sequences))
             } catch {
-                if debug { sink(Self.answered(request, path, Self.status(error))) }
-                throw error
+                guard let refusal = Self.refusal(error) else {
+                    if debug { sink(Self.answered(request, path, Self.status(error))) }
+                    throw error
+                }
+                if info { sink(Self.refused(request, path, code: refusal.code, reason: refusal.reason)) }
+                guard let events else { throw error }
+                return Self.noted(refusal.response, JournalNote(error: refusal.code, reason: refusal.reason, events: events.sequences))
             }
         }
+    }
+
+    /// Apple's code, the reason and the answer of a refusal by Apple's endpoints (`OAuthError`,
+    /// `AuthorizeError`); nil for any other error.
+    private static func refusal(_ error: any Error) -> (code: String, reason: String, response: HTTPResponse)? {
+        if let refusal = error as? OAuthError { return (refusal.code, refusal.reason ?? refusal.description, refusal.response) }
+        if let refusal = error as? AuthorizeError { return (refusal.answeredCode, refusal.reason ?? refusal.message, refusal.response) }
+        return nil
     }
 
     /// Any other route at `path` (nil: the request's own, for the not-found handler): its
