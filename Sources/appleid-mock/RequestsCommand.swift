@@ -52,7 +52,10 @@ enum RequestsCommand {
         var pairs: [(String, String)] = []
         for (option, parameter) in filters {
             guard let value = parsed.options[option] else { continue }
-            try check(option, value)
+            // Refused here as the mock would refuse it: exit 2 with the usage, not a 400 later.
+            if let problem = RequestFilter.problem(parameter, value) {
+                throw UsageError(message: "--\(option) expects \(problem), got \"\(value)\"", usage: usage)
+            }
             pairs.append((parameter, value))
         }
         let after = try parsed.unsigned("after", usage: usage) ?? 0
@@ -68,17 +71,5 @@ enum RequestsCommand {
         let filter = pairs.isEmpty ? "" : "&" + HTTPForm.encode(pairs)
         let feed = ControlFeed(client: client, path: "/__mock/requests", filter: filter, items: "requests", noun: ("request", "requests"))
         return try feed.run(after: after, follow: parsed.flags.contains("follow"))
-    }
-
-    /// Refuses a filter the mock would refuse, before asking it (exit 2 with the usage).
-    private static func check(_ option: String, _ value: String) throws {
-        let problem: String? = switch option {
-        case "method": value.isEmpty || !value.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) ? "a method in capitals (GET, POST …)" : nil
-        case "path": value.hasPrefix("/") ? nil : "a path starting with /"
-        case "status": RequestFilter.StatusMatch(value) == nil ? "a status code from 100 to 599, or a class such as 4xx" : nil
-        case "control": value == "true" || value == "false" ? nil : "true or false"
-        default: value.isEmpty ? "a value" : nil
-        }
-        if let problem { throw UsageError(message: "--\(option) expects \(problem), got \"\(value)\"", usage: usage) }
     }
 }

@@ -52,29 +52,14 @@ struct RequestsEndpoint: Sendable {
         var limit = RequestJournal.pageLimit
         var wait: Double = 0
         for (name, value) in query {
+            if let problem = RequestFilter.problem(name, value) { throw ControlRequest.Failure(message: "expected \(problem)", field: name) }
             switch name {
-            case "method":
-                guard !value.isEmpty, value.utf8.count <= 32, value.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
-                    throw ControlRequest.Failure(message: "expected a method in capitals (GET, POST …)", field: name)
-                }
-                filter.method = HTTPMethod(rawValue: value)
-            case "path":
-                guard value.hasPrefix("/"), value.utf8.count <= 2048 else { throw ControlRequest.Failure(message: "expected a path starting with /", field: name) }
-                filter.path = value
-            case "client_id":
-                guard !value.isEmpty, value.utf8.count <= 256 else { throw ControlRequest.Failure(message: "expected a client_id", field: name) }
-                filter.clientID = value
-            case "grant_type":
-                guard !value.isEmpty, value.utf8.count <= 256 else { throw ControlRequest.Failure(message: "expected a grant_type", field: name) }
-                filter.grantType = value
-            case "status":
-                guard let status = RequestFilter.StatusMatch(value) else {
-                    throw ControlRequest.Failure(message: "expected a status code from 100 to 599, or a class such as 4xx", field: name)
-                }
-                filter.status = status
-            case "control":
-                guard value == "true" || value == "false" else { throw ControlRequest.Failure(message: "expected true or false", field: name) }
-                filter.control = value == "true"
+            case "method": filter.method = HTTPMethod(rawValue: value)
+            case "path": filter.path = value
+            case "client_id": filter.clientID = value
+            case "grant_type": filter.grantType = value
+            case "status": filter.status = RequestFilter.StatusMatch(value)
+            case "control": filter.control = value == "true"
             case "after":
                 guard let number = UInt64(value) else { throw ControlRequest.Failure(message: "expected a request id (0 or more)", field: name) }
                 filter.after = number

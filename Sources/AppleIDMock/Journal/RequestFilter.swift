@@ -60,6 +60,22 @@ public struct RequestFilter: Sendable, Equatable {
         self.after = after
     }
 
+    /// What a filter parameter's value must be (`"a method in capitals (GET, POST …)"`) when
+    /// `value` is not one; nil when it is, or when `parameter` is none of these: `method`,
+    /// `path`, `client_id`, `grant_type`, `status`, `control`. The control API and the CLI both
+    /// check with it.
+    public static func problem(_ parameter: String, _ value: String) -> String? {
+        switch parameter {
+        case "method":
+            !value.isEmpty && value.utf8.count <= 32 && value.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) ? nil : "a method in capitals (GET, POST …)"
+        case "path": value.hasPrefix("/") && value.utf8.count <= 2048 ? nil : "a path starting with /"
+        case "client_id", "grant_type": !value.isEmpty && value.utf8.count <= 256 ? nil : "a \(parameter)"
+        case "status": StatusMatch(value) == nil ? "a status code from 100 to 599, or a class such as 4xx" : nil
+        case "control": value == "true" || value == "false" ? nil : "true or false"
+        default: nil
+        }
+    }
+
     /// Whether `entry` passes.
     public func matches(_ entry: JournalEntry) -> Bool {
         if entry.id <= after { return false }
