@@ -10,8 +10,9 @@ public final class HTTPExchangeRecorder: HTTPExchangeObserver {
     public init() {}
 
     /// Keeps `exchange`.
-    public func observe(_ exchange: HTTPExchange) {
-        recorded.withLock { $0.append(exchange) }
+    public func observe(_ exchange: consuming HTTPExchange) {
+        let kept = exchange
+        recorded.withLock { $0.append(kept) }
     }
 
     /// The exchanges seen so far, in the order they were reported.

@@ -43,12 +43,23 @@ final class ServerObserverTests: XCTestCase {
         XCTAssertNil(exchange.reason)
     }
 
-    func testObserver_IDsIncrease_AcrossRequestsAndConnections() throws {
-        try start()
+    func testObserver_IDsAreUnique_AndIncreaseAlongAConnection() throws {
+        try start { $0.eventLoopCount = 2 }
         let first = try ServerFixture.client(server)
         for _ in 0..<3 { _ = try first.roundTrip("GET", "/hello") }
         let second = try ServerFixture.client(server)
         _ = try second.roundTrip("GET", "/hello")
+        // Each loop numbers its own: the first connection went to loop 0 of 2 (1, 3, 5), the
+        // second to loop 1 (2).
+        XCTAssertEqual(recorder.waitForExchanges(4).map(\.id), [1, 3, 5, 2])
+    }
+
+    func testObserver_WithOneLoop_IDsRunWithoutAGap() throws {
+        try start { $0.eventLoopCount = 1 }
+        for _ in 0..<2 {
+            let client = try ServerFixture.client(server)
+            for _ in 0..<2 { _ = try client.roundTrip("GET", "/hello") }
+        }
         XCTAssertEqual(recorder.waitForExchanges(4).map(\.id), [1, 2, 3, 4])
     }
 

@@ -2,7 +2,8 @@
 /// `HTTPExchangeObserver`: handler answers, MiniHTTP's own answers (400, 404, 405, 408, 413, 431,
 /// 503 …) and requests cut off before they were answered.
 public struct HTTPExchange: Sendable {
-    /// Numbered by the server in the order exchanges begin, from 1; unique per server.
+    /// Unique per server, from 1. Each event loop numbers its own (loop i of n: i + 1, i + 1 + n,
+    /// …), so ids increase along one connection, not across connections.
     public var id: UInt64
     /// The client's address; nil when the kernel did not give one.
     public var peer: HTTPPeerAddress?

@@ -46,8 +46,9 @@ final class Connection {
     private var tlsWants: UInt32 = 0
     /// The client's address, read only when the server has an exchange observer.
     let peer: HTTPPeerAddress?
-    /// The request being handled, held for the observer: set only when one is installed.
-    private var observed: (id: UInt64, request: HTTPRequest, started: UInt64)?
+    /// The exchange being handled, held for the observer: set only when one is installed. Its
+    /// request is moved in once the handler is done with it (a deferred handler's, as it starts).
+    private var observed: (id: UInt64, request: HTTPRequest?, started: UInt64)?
 
     init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, tls: TLSServerSession? = nil, peer: HTTPPeerAddress? = nil, now: UInt64) {
         self.id = id
@@ -257,7 +258,7 @@ final class Connection {
                 fail(.serviceUnavailable, reason: .bodyBudgetExhausted, now: now)
                 return
             }
-            if loop.observer != nil { observed = (loop.core.nextExchangeID(), request, requestStarted ?? now) }
+            if loop.observer != nil { observed = (loop.takeExchangeID(), nil, requestStarted ?? now) }
             requestStarted = parser.hasPartialRequest ? now : nil
             continueSent = false
             dispatch(request, now: now)
@@ -276,8 +277,11 @@ final class Connection {
         let handler = loop.routes.handler(for: &request)
         switch handler {
         case .immediate(let body):
-            respond(RouteTable.convert { try body(request) }, headOnly: headOnly, minorVersion: minor, now: now)
+            let response = RouteTable.convert { try body(request) }
+            if observed != nil { observed?.request = consume request }
+            respond(response, headOnly: headOnly, minorVersion: minor, now: now)
         case .deferred:
+            if observed != nil { observed?.request = request }
             // The socket is not read while the handler runs elsewhere. An immediate answer needs
             // no such change: it is written before the loop waits again, and a keep-alive
             // connection is back to reading with the events it had (no epoll_ctl per request).
@@ -333,12 +337,11 @@ final class Connection {
     /// Hands the observer the current exchange: the request being handled when there is one.
     private func report(to observer: any HTTPExchangeObserver, status: HTTPStatus?, headers: HTTPHeaders, bodyCount: Int,
                         reason: HTTPExchange.Reason?, note: (any Sendable)? = nil, now: UInt64) {
-        let current = observed
-        observed = nil
+        let current = observed.take()
         let started = current?.started ?? requestStarted ?? now
         // Over TLS once the handshake is done; the plaintext request refused before it was not.
-        observer.observe(HTTPExchange(id: current?.id ?? loop.core.nextExchangeID(), peer: peer, isTLS: tls?.handshakeDone == true,
-                                      request: current?.request, status: status, responseHeaders: headers, responseBodyCount: bodyCount,
+        observer.observe(HTTPExchange(id: current?.id ?? loop.takeExchangeID(), peer: peer, isTLS: tls?.handshakeDone == true,
+                                      request: current?.request ?? nil, status: status, responseHeaders: headers, responseBodyCount: bodyCount,
                                       microseconds: now > started ? (now - started) / 1000 : 0, reason: reason, note: note))
     }
 

@@ -17,6 +17,11 @@ final class EventLoop: @unchecked Sendable {
     let observer: (any HTTPExchangeObserver)?
     /// The state all loops of the server share (limits, body budget, connection count).
     let core: ServerCore
+    /// The next `HTTPExchange.id` this loop gives, and the step to the one after: loop `i` of
+    /// `n` numbers its exchanges i + 1, i + 1 + n, … (unique per server with no memory the loops
+    /// share, so two loops do not bounce a cache line at every request).
+    private var nextExchangeID: UInt64
+    private let exchangeIDStep: UInt64
     private let epollFD: Int32
     private let wakeFD: Int32
     /// Jobs from other threads; nil once the loop has ended and closed its descriptors.
@@ -32,8 +37,10 @@ final class EventLoop: @unchecked Sendable {
     private var pendingTasks = 0
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    init(core: ServerCore) throws(SocketError) {
+    init(core: ServerCore, index: Int, of count: Int) throws(SocketError) {
         self.core = core
+        nextExchangeID = UInt64(max(0, index)) + 1
+        exchangeIDStep = UInt64(max(1, count))
         self.routes = core.routes
         self.observer = core.configuration.observer
         epollFD = try Syscall.call("epoll_create1") { mh_epoll_create() }
@@ -50,6 +57,12 @@ final class EventLoop: @unchecked Sendable {
     deinit {
         scratch.deallocate()
         releaseDescriptors()
+    }
+
+    /// A new exchange id (on the loop's thread).
+    func takeExchangeID() -> UInt64 {
+        defer { nextExchangeID &+= exchangeIDStep }
+        return nextExchangeID
     }
 
     // MARK: - Cross-thread entry points

@@ -49,7 +49,7 @@ public final class HTTPServer: Sendable {
         let core = ServerCore(configuration: configuration, routes: routes, listener: listener, maxConnections: limit)
         var loops: [EventLoop] = []
         do {
-            for _ in 0..<loopCount { loops.append(try EventLoop(core: core)) }
+            for index in 0..<loopCount { loops.append(try EventLoop(core: core, index: index, of: loopCount)) }
         } catch {
             listener.close()
             throw error

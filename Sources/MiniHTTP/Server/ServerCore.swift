@@ -16,8 +16,6 @@ final class ServerCore: Sendable {
     private let loops = Mutex<[EventLoop]>([])
     private let placements = Atomic<Int>(0)
     private let interestChanges = Atomic<Int>(0)
-    /// The last `HTTPExchange.id` given out; only counts while an observer is installed.
-    private let exchanges = Atomic<UInt64>(0)
 
     init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket, maxConnections: Int) {
         self.configuration = configuration
@@ -80,11 +78,6 @@ final class ServerCore: Sendable {
         // The counter wraps (Atomic adds wrap); the mask keeps the index non-negative regardless.
         let turn = placements.add(1, ordering: .relaxed).oldValue & Int.max
         return loops.withLock { $0.isEmpty ? nil : $0[turn % $0.count] }
-    }
-
-    /// The next exchange id, 1 first.
-    func nextExchangeID() -> UInt64 {
-        exchanges.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// Connections open now.
