@@ -61,8 +61,8 @@ public struct JournalEntry: Sendable {
     /// The form's `grant_type`.
     public var grantType: String? { form?["grant_type"] }
 
-    init(_ record: JournalRecord, route: String?) {
-        id = record.id
+    init(id: UInt64, _ record: JournalRecord, route: String?) {
+        self.id = id
         time = record.time
         peer = record.peer
         isTLS = record.isTLS
@@ -71,7 +71,7 @@ public struct JournalEntry: Sendable {
         responseBytes = record.responseBytes
         bodyTruncated = record.bodyTruncated
         error = record.note?.error
-        reason = record.note?.reason ?? record.serverReason?.description
+        reason = record.note?.reason ?? record.serverReason
         events = record.note?.events ?? []
         self.route = route
         guard let request = record.request else {

@@ -18,17 +18,8 @@ final class RequestJournal: HTTPExchangeObserver {
     /// The journal's own routes, never journaled (reading the journal would fill it).
     static let ownPrefix = "/__mock/requests"
 
-    private struct Ring {
-        var records: [JournalRecord?]
-        /// Index of the oldest record.
-        var start = 0
-        var count = 0
-        var weight = 0
-        var lastID: UInt64 = 0
-    }
-
     let capacity: Int
-    private let ring: Mutex<Ring>
+    private let ring: Mutex<JournalRing>
     private let waiters = WakeList()
     private let realTime: @Sendable () -> Double
     /// Finds the route a request took, once the table exists (it is built over this journal).
@@ -37,7 +28,7 @@ final class RequestJournal: HTTPExchangeObserver {
     init(capacity: Int, realTime: @escaping @Sendable () -> Double) {
         self.capacity = max(1, capacity)
         self.realTime = realTime
-        ring = Mutex(Ring(records: []))
+        ring = Mutex(JournalRing(slotCapacity: self.capacity, byteBudget: Self.byteBudget))
     }
 
     /// Lets entries name the route that took them.
@@ -47,46 +38,16 @@ final class RequestJournal: HTTPExchangeObserver {
 
     // MARK: - Recording
 
-    func observe(_ exchange: HTTPExchange) {
-        if let path = exchange.request?.path, path.hasPrefix(Self.ownPrefix) { return }
-        // Built outside the lock; only the id is given inside it. What the ring drops is freed
-        // after the lock is let go: the critical section only moves records.
-        var record = JournalRecord(id: 0, time: realTime(), exchange: exchange)
-        var dropped: [JournalRecord] = []
-        let oldest: JournalRecord? = ring.withLock { ring in
-            ring.lastID += 1
-            record.id = ring.lastID
-            var oldest: JournalRecord?
-            if ring.count == ring.records.count && ring.records.count < capacity {
-                // Full but below capacity: grow, oldest first again.
-                if ring.start != 0 {
-                    ring.records = Array(ring.records[ring.start...] + ring.records[..<ring.start])
-                    ring.start = 0
-                }
-                ring.records.append(record)
-            } else {
-                if ring.count == ring.records.count { oldest = drop(&ring) }
-                ring.records[(ring.start + ring.count) % ring.records.count] = record
-            }
-            ring.count += 1
-            ring.weight += record.weight
-            while ring.weight > Self.byteBudget && ring.count > 1 {
-                if let heavy = drop(&ring) { dropped.append(heavy) }
-            }
-            return oldest
+    func observe(_ exchange: consuming HTTPExchange) {
+        if let path = exchange.request?.path, path.utf8.starts(with: Self.ownPrefix.utf8) { return }
+        // Sized outside the lock; inside it the record's bytes are written into the ring, which
+        // allocates nothing and frees nothing (the oldest's bytes are simply written over).
+        let plan = JournalRecord.Plan(exchange)
+        let time = realTime()
+        _ = ring.withLock { ring in
+            ring.append(length: plan.length) { base in JournalRecord.encode(exchange, time: time, plan: plan, into: base) }
         }
-        _ = consume oldest
-        _ = consume dropped
         waiters.wake()
-    }
-
-    /// Takes the oldest record out of the ring.
-    private func drop(_ ring: inout Ring) -> JournalRecord? {
-        let oldest = ring.records[ring.start].take()
-        ring.weight -= oldest?.weight ?? 0
-        ring.start = (ring.start + 1) % ring.records.count
-        ring.count -= 1
-        return oldest
     }
 
     // MARK: - Reading
@@ -94,19 +55,23 @@ final class RequestJournal: HTTPExchangeObserver {
     /// The kept entries matching `filter`, oldest first, at most `limit`; and how many entries
     /// after `filter.after` are no longer kept (matching or not: they cannot be looked at).
     func entries(matching filter: RequestFilter, limit: Int = .max) -> (entries: [JournalEntry], missed: UInt64) {
-        let (records, firstKept) = ring.withLock { ring -> ([JournalRecord], UInt64) in
-            var records: [JournalRecord] = []
-            let firstKept = ring.count == 0 ? ring.lastID &+ 1 : ring.records[ring.start]?.id ?? 0
-            for offset in 0..<ring.count {
-                guard let record = ring.records[(ring.start + offset) % ring.records.count], record.id > filter.after else { continue }
-                records.append(record)
+        // The bytes are copied out under the lock and decoded after it.
+        let (copied, spans, firstKept) = ring.withLock { ring -> ([UInt8], [(id: UInt64, range: Range<Int>)], UInt64) in
+            var copied: [UInt8] = []
+            var spans: [(id: UInt64, range: Range<Int>)] = []
+            ring.forEach(after: filter.after) { id, bytes in
+                spans.append((id, copied.count..<copied.count + bytes.count))
+                copied.append(contentsOf: bytes)
             }
-            return (records, firstKept)
+            return (copied, spans, ring.firstID)
+        }
+        let records: [(UInt64, JournalRecord)] = copied.withUnsafeBytes { buffer in
+            spans.compactMap { span in JournalRecord(decoding: UnsafeRawBufferPointer(rebasing: buffer[span.range])).map { (span.id, $0) } }
         }
         let table = routes.withLock { $0 }
         var entries: [JournalEntry] = []
-        for record in records {
-            let entry = JournalEntry(record, route: record.request.flatMap { table?.route($0.method, $0.path) })
+        for (id, record) in records {
+            let entry = JournalEntry(id: id, record, route: record.request.flatMap { table?.route($0.method, $0.path) })
             guard filter.matches(entry) else { continue }
             entries.append(entry)
             if entries.count == limit { break }
@@ -138,10 +103,7 @@ final class RequestJournal: HTTPExchangeObserver {
     func clear() -> Int {
         ring.withLock { ring in
             let cleared = ring.count
-            ring.records = []
-            ring.start = 0
-            ring.count = 0
-            ring.weight = 0
+            ring.removeAll()
             return cleared
         }
     }
