@@ -32,7 +32,11 @@ enum BenchCommand {
 
     private static func measure(_ options: BenchOptions, into report: inout BenchReport) throws {
         let cores = report.cores
-        if options.onlyUsers { return try measureUsers(options, into: &report) }
+        switch options.only {
+        case .users?: return try measureUsers(options, into: &report)
+        case .journal?: return try measureJournal(options, into: &report)
+        case nil: break
+        }
         progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
         report.signingCeiling = SigningCeiling.measure(cores: cores, seconds: options.signingSeconds)
 
@@ -64,15 +68,20 @@ enum BenchCommand {
         report.exchanges = try ExchangeLoad.run(server: server, secret: secret, total: options.exchanges,
                                                 rounds: options.rounds, connections: options.connections, threads: cores)
 
-        report.journal = try JournalLoad.run(binary: options.server, secret: secret, options: options, cores: cores,
-                                             exchanges: options.smoke ? 2000 : 20_000, journaled: options.smoke ? 20_000 : 200_000,
-                                             progress: progress)
+        try measureJournal(options, secret: secret, into: &report)
 
         if options.notifications > 0 {
             progress("\(options.notifications) account events, their notifications delivered to a local receiver")
             report.notifications = try NotificationLoad.run(binary: options.server, count: options.notifications, deadline: 300)
         }
         try measureUsers(options, into: &report)
+    }
+
+    /// The journal's rows: `/auth/keys` and code exchanges on against `--journal off`, and its memory.
+    private static func measureJournal(_ options: BenchOptions, secret: String? = nil, into report: inout BenchReport) throws {
+        report.journal = try JournalLoad.run(binary: options.server, secret: try secret ?? clientSecret(options), options: options, cores: report.cores,
+                                             exchanges: options.smoke ? 2000 : 20_000, journaled: options.smoke ? 20_000 : 200_000,
+                                             progress: progress)
     }
 
     /// The sub-lookup row: account events and `/auth/token` p99 with many users against 10.

@@ -5,7 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
-                              [--users N] [--only users]
+                              [--users N] [--only users|journal]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -18,6 +18,7 @@ struct BenchOptions {
                          (default 100000: the first and last 10000 are timed against each other)
       --users N          users loaded for the sub-lookup row, against 10 (default 100000, 0 skips it)
       --only users       measure only the sub-lookup row
+      --only journal     measure only the journal's rows (on against --journal off)
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -39,8 +40,12 @@ struct BenchOptions {
     var users = 100_000
     var userEvents = 10_000
     var userExchanges = 10_000
-    /// Measure only the sub-lookup row.
-    var onlyUsers = false
+    /// Measure only one part (`--only users|journal`); nil measures everything.
+    var only: Part?
+    /// What `--only` can name.
+    enum Part: String, CaseIterable { case users, journal }
+    /// Whether the run measures everything, not one part.
+    var measuresAll: Bool { only == nil }
     /// Seconds `openssl speed` signs for.
     var signingSeconds = 5
     /// New connections the latency probe makes, unloaded and loaded.
@@ -82,8 +87,9 @@ struct BenchOptions {
             case "--notifications": notifications = try count(argument, 0...1_000_000)
             case "--users": users = try count(argument, 0...100_000)
             case "--only":
-                guard try value(argument) == "users" else { throw Invalid(message: "--only takes \"users\"") }
-                onlyUsers = true
+                let name = try value(argument)
+                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\" or \"journal\", got \"\(name)\"") }
+                only = part
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")
             }

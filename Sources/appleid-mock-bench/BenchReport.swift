@@ -56,8 +56,8 @@ struct BenchReport {
         // (newcomer report P14): it judges only what is a count, not a speed or a size.
         func met(_ ok: Bool?) -> String { options.smoke ? "n/a (smoke)" : judged(ok) }
         func judged(_ ok: Bool?) -> String { ok.map { $0 ? "yes" : "NO" } ?? "n/a" }
-        // `--only users` measured nothing else.
-        if !options.onlyUsers {
+        // `--only` measured nothing else.
+        if options.measuresAll {
             rows.append(["cold start to first /auth/keys, median of \(coldStarts.count)", ms(coldStartMedian), "", "", "< 50 ms",
                          met(coldStartMedian < 50)])
             rows.append(["idle memory (RSS)", mib(idleResidentMiB), "", "", "< 15 MB", met(idleResidentMiB * 1.048576 < 15)])
