@@ -43,6 +43,22 @@ struct ControlRequest {
         return string
     }
 
+    /// An optional token defect (`TokenDefect`'s names).
+    func optionalDefect(_ name: String = "defect") throws(Failure) -> TokenDefect? {
+        guard let text = try optionalString(name, maxBytes: 64) else { return nil }
+        guard let defect = TokenDefect(rawValue: text) else {
+            throw Failure(message: "unknown defect \"\(text)\" (expected one of: \(TokenDefect.names.joined(separator: ", ")))", field: name)
+        }
+        return defect
+    }
+
+    /// An optional JSON object field.
+    func optionalObject(_ name: String) throws(Failure) -> JSONObject? {
+        guard let value = object[name], value != .null else { return nil }
+        guard case .object(let object) = value else { throw Failure(message: "expected a JSON object", field: name) }
+        return object
+    }
+
     /// An optional boolean field.
     func optionalBool(_ name: String) throws(Failure) -> Bool? {
         guard let value = object[name], value != .null else { return nil }

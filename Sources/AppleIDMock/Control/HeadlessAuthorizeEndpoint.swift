@@ -9,7 +9,7 @@ struct HeadlessAuthorizeEndpoint: Sendable {
 
     static let parameterFields = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                   "code_challenge", "code_challenge_method"]
-    static let choiceFields = ["user", "hide_email", "given_name", "family_name", "cancel"]
+    static let choiceFields = ["user", "hide_email", "given_name", "family_name", "cancel", "defect"]
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try ControlRequest(request, known: Self.parameterFields + Self.choiceFields)
@@ -35,7 +35,7 @@ struct HeadlessAuthorizeEndpoint: Sendable {
             }
             let approval = AppleIDDomain.Approval(userID: user, hideEmail: try body.optionalBool("hide_email") ?? domain.scenario.autoApprove?.hideEmail,
                                                   givenName: try body.optionalString("given_name"),
-                                                  familyName: try body.optionalString("family_name"))
+                                                  familyName: try body.optionalString("family_name"), defect: try body.optionalDefect())
             do {
                 delivery = try domain.approve(validated, approval)
             } catch let error as AuthorizeError {

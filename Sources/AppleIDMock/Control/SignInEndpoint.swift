@@ -7,11 +7,15 @@ import MiniHTTP
 struct SignInEndpoint: Sendable {
     let domain: AppleIDDomain
 
+    /// The body's fields.
+    static let fields = ["user", "client_id", "scopes", "nonce", "hide_email", "defect"]
+
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["user", "client_id", "scopes", "nonce", "hide_email"])
+        let body = try ControlRequest(request, known: Self.fields)
         let credential: AppleIDDomain.NativeCredential = try domain.nativeSignIn(userID: try body.string("user"), clientID: try body.string("client_id"),
                                              scopes: try body.optionalStrings("scopes") ?? ["name", "email"],
-                                             nonce: try body.optionalString("nonce"), hideEmail: try body.optionalBool("hide_email"))
+                                             nonce: try body.optionalString("nonce"), hideEmail: try body.optionalBool("hide_email"),
+                                             defect: try body.optionalDefect())
         return ControlResponse.json(.object(Self.json(credential)))
     }
 

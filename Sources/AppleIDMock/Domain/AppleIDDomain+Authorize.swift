@@ -11,10 +11,13 @@ extension AppleIDDomain {
         public var givenName: String?
         /// Edited last name; nil keeps the scenario's.
         public var familyName: String?
+        /// What the delivered id_token, and the one the code is exchanged for, get wrong (headless authorize only).
+        public var defect: TokenDefect?
 
         /// Choices for `userID`.
-        public init(userID: String, hideEmail: Bool? = nil, givenName: String? = nil, familyName: String? = nil) {
+        public init(userID: String, hideEmail: Bool? = nil, givenName: String? = nil, familyName: String? = nil, defect: TokenDefect? = nil) {
             self.userID = userID
+            self.defect = defect
             self.hideEmail = hideEmail
             self.givenName = givenName
             self.familyName = familyName
@@ -112,7 +115,7 @@ extension AppleIDDomain {
         let requested = Set(request.scopes).intersection(["name", "email"])
         let grant = GrantRequest(flow: .web, userID: approval.userID, clientID: request.clientID, scopes: requested, hideEmail: approval.hideEmail,
                                  nonce: request.nonce, redirectURI: request.redirectURI, codeChallenge: request.codeChallenge,
-                                 codeChallengeMethod: request.codeChallengeMethod)
+                                 codeChallengeMethod: request.codeChallengeMethod, defect: approval.defect)
         let result: GrantResult
         do {
             result = try state.perform { world, now, changes throws(GrantError) in try world.grant(grant, now: now, &changes) }.0
@@ -123,7 +126,7 @@ extension AppleIDDomain {
             throw AuthorizeError.clientOrRedirect("client_id", "no code was issued for \(request.clientID)").rendered(scenario.compatibility)
         }
         var parameters: [(String, String)] = [("code", code)]
-        if request.wantsIDToken { parameters.append(("id_token", try sign(result.claims, with: result.signingKey))) }
+        if request.wantsIDToken { parameters.append(("id_token", try sign(result.claims, with: result.signingKey, defect: approval.defect))) }
         if let state = request.state { parameters.append(("state", state)) }
         if result.isFirst && !requested.isEmpty {
             var userJSON = JSONObject()

@@ -33,7 +33,9 @@ extension AppleIDDomain {
     }
 
     /// Signs `userID` into the app `clientID` as an iOS device would (apple-reference.md §4, §5).
-    public func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?) throws -> NativeCredential {
+    /// `defect` spoils the identity token, and the one the code is exchanged for.
+    public func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?,
+                             defect: TokenDefect? = nil) throws -> NativeCredential {
         guard let entry = clients.entry(clientID) else { throw NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id") }
         guard entry.client.kind == .appID else {
             throw NativeSignInError(message: "native sign-in needs an App ID (bundle id); \"\(clientID)\" is a Services ID", field: "client_id")
@@ -44,7 +46,8 @@ extension AppleIDDomain {
         if let nonce, nonce.utf8.count > AuthorizeRequest.maxStringBytes {
             throw NativeSignInError(message: "expected at most \(AuthorizeRequest.maxStringBytes) bytes", field: "nonce")
         }
-        let request = GrantRequest(flow: .native, userID: userID, clientID: clientID, scopes: Set(scopes), hideEmail: hideEmail, nonce: nonce)
+        let request = GrantRequest(flow: .native, userID: userID, clientID: clientID, scopes: Set(scopes), hideEmail: hideEmail, nonce: nonce,
+                                   defect: defect)
         let result: GrantResult
         do {
             result = try state.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
@@ -54,7 +57,7 @@ extension AppleIDDomain {
         let email = result.isFirst && result.consentScopes.contains("email")
             ? (result.hideEmail ? Identity.relayAddress(teamID: entry.team.teamID, userID: result.user.id) : result.user.email) : nil
         let fullName = result.isFirst && result.consentScopes.contains("name") ? (result.user.givenName, result.user.familyName) : nil
-        return NativeCredential(user: result.claims.subject, identityToken: try sign(result.claims, with: result.signingKey),
+        return NativeCredential(user: result.claims.subject, identityToken: try sign(result.claims, with: result.signingKey, defect: defect),
                                 authorizationCode: result.code ?? "", email: email, fullName: fullName,
                                 realUserStatus: result.isFirst ? result.user.realUserStatus : 0)
     }
@@ -73,7 +76,7 @@ extension AppleIDDomain {
     }
 
     /// A refused grant in the control API's words.
-    private static func nativeError(_ error: GrantError) -> any Error {
+    static func nativeError(_ error: GrantError) -> any Error {
         switch error {
         case .unknownUser(let userID): NativeSignInError(message: "no user \"\(userID)\" in the scenario", field: "user")
         case .accountDeleted(let userID): NativeSignInError(message: "the Apple Account of \"\(userID)\" was deleted", field: "user")

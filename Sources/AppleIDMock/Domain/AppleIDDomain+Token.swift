@@ -80,7 +80,7 @@ extension AppleIDDomain {
 
     private func signed(_ granted: TokenGrant) throws -> String {
         guard let claims = granted.claims else { throw OAuthError.invalidRequest.because("no id_token claims for this grant") }
-        return try sign(claims, with: granted.signingKey)
+        return try sign(claims, with: granted.signingKey, defect: granted.defect)
     }
 
     /// `POST /auth/revoke` (§1.4): authenticates the client; a token it owns ends the token and

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JOSE
+import Synchronization
 
 /// The Apple domain: the scenario, the clients, client-secret checks, and the one owner of all
 /// that changes (`state`). Pure logic — no sockets, no HTTP types. Each public operation parses
@@ -17,6 +18,8 @@ public final class AppleIDDomain: Sendable {
     public let state: MockState
     /// The thread key generation, rotations and clock moves run on, off the pool.
     let blockingWork = BlockingWork()
+    /// The key `retired-key` forgeries sign with before any key was retired (made on first use).
+    let forgeryKey = Mutex<KeyRing.SigningKey?>(nil)
     /// What the domain says about what it chose on its own.
     let log: @Sendable (String) -> Void
 
@@ -97,6 +100,12 @@ public final class AppleIDDomain: Sendable {
         guard let key else { throw JOSEError.invalidKey("no signing key is published") }
         return try CompactJWS.signRS256(payload: JSONWriter.compact(.object(claims.json(scenario.compatibility))), kid: key.keyID,
                                         key: key.privateKey).compact
+    }
+
+    /// Signs `claims` as `sign(_:with:)` does, spoiled as `defect` says (nil: genuine).
+    func sign(_ claims: IdentityTokenClaims, with key: KeyRing.SigningKey?, defect: TokenDefect?) throws -> String {
+        guard let defect else { return try sign(claims, with: key) }
+        return try sign(claims: claims.json(scenario.compatibility), with: key, defect: defect, nonce: claims.nonce)
     }
 }
 

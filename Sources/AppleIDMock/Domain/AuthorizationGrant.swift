@@ -33,4 +33,6 @@ public struct AuthorizationGrant: Sendable, Equatable {
     public var flow: Flow
     /// Whether this was the user's first authorization of the app group.
     public var isFirstAuthorization: Bool
+    /// What the id_token the code is exchanged for gets wrong (a headless authorize's `defect`).
+    public var defect: TokenDefect? = nil
 }

@@ -20,4 +20,6 @@ public struct GrantRequest: Sendable {
     public var codeChallengeMethod: String?
     /// Whether a code is issued (false for `/__mock/id-token`, which changes nothing).
     public var issuesCode: Bool = true
+    /// What the id_tokens of this sign-in get wrong (`POST /__mock/authorize`'s `defect`); nil: nothing.
+    public var defect: TokenDefect? = nil
 }

@@ -4,4 +4,6 @@ struct TokenGrant: Sendable {
     let refreshToken: String?
     let claims: IdentityTokenClaims?
     let signingKey: KeyRing.SigningKey?
+    /// What the id_token gets wrong: the code's `defect`, for an exchange.
+    var defect: TokenDefect? = nil
 }

@@ -36,7 +36,10 @@ extension World {
             keys[index].activate(at: at)
             activeKeyID = keyID
         case .keyRetired(let keyID, let at, let step):
-            if let index = keys.firstIndex(where: { $0.keyID == keyID && $0.state != .retired }) { keys[index].retire(at: at) }
+            if let index = keys.firstIndex(where: { $0.keyID == keyID && $0.state != .retired }) {
+                lastRetiredKey = keys[index].key ?? lastRetiredKey
+                keys[index].retire(at: at)
+            }
             if let step { schedule?.keyIDs[step] = nil }
         case .keyScheduleAdvanced(let at):
             schedule?.horizon = at

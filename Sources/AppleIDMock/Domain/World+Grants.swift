@@ -43,7 +43,7 @@ extension World {
         changes.emit(.codeIssued(code: code, grant: AuthorizationGrant(
             clientID: request.clientID, redirectURI: request.redirectURI, consentID: consent.id, teamID: entry.team.teamID, userID: user.id,
             nonce: request.nonce, codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
-            authTime: now, expiresAt: now + lifetime, flow: request.flow, isFirstAuthorization: isFirst)))
+            authTime: now, expiresAt: now + lifetime, flow: request.flow, isFirstAuthorization: isFirst, defect: request.defect)))
         var claims = identityClaims(for: entry, user: user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: isFirst, now: now)
         claims.nonce = request.nonce
         claims.codeHash = IdentityTokenClaims.halfHash(code)
@@ -146,7 +146,7 @@ extension World {
         claims.accessTokenHash = IdentityTokenClaims.halfHash(accessToken)
         claims.authTime = grant.authTime
         if grant.flow == .native && grant.isFirstAuthorization { claims.realUserStatus = account.user.realUserStatus }
-        return TokenGrant(accessToken: accessToken, refreshToken: refreshToken, claims: claims, signingKey: signingKey)
+        return TokenGrant(accessToken: accessToken, refreshToken: refreshToken, claims: claims, signingKey: signingKey, defect: grant.defect)
     }
 
     /// Why a token could not be encoded.

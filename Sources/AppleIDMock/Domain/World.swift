@@ -46,6 +46,8 @@ struct World: Sendable {
     /// key, from which `--seed` derives it.
     var keysPublished: UInt64 = 0
     var activeKeyID: String
+    /// The key retired last, private half included: what `retired-key` forgeries sign with.
+    var lastRetiredKey: KeyRing.SigningKey?
     /// Apple's rotation pattern on the mock clock, when the scenario sets one.
     var schedule: KeySchedule?
 

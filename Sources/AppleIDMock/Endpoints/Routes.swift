@@ -37,7 +37,9 @@ enum Routes {
         router.add(.post, "/__mock/authorize", logging: requests, control.wrap(.deferred(HeadlessAuthorizeEndpoint(domain: domain).handle)),
                    summary: "The web authorize flow without a browser", reads: HeadlessAuthorizeEndpoint.parameterFields + HeadlessAuthorizeEndpoint.choiceFields)
         router.add(.post, "/__mock/sign-in", logging: requests, control.wrap(.deferred(SignInEndpoint(domain: domain).handle)),
-                   summary: "A native (iOS) sign-in: the credential an app receives", reads: ["user", "client_id", "scopes", "nonce", "hide_email"])
+                   summary: "A native (iOS) sign-in: the credential an app receives", reads: SignInEndpoint.fields)
+        router.add(.post, "/__mock/tokens", logging: requests, control.wrap(.deferred(TokensEndpoint(domain: domain).handle)),
+                   summary: "Forges an id_token or notification JWT, genuine or with one defect", reads: TokensEndpoint.fields)
         let clock = ClockEndpoint(domain: domain)
         router.add(.get, "/__mock/clock", logging: requests, control.wrap(.immediate(clock.show)), summary: "The mock clock")
         // Moving the clock may run the key rotation pattern, which generates RSA keys: deferred.
