@@ -182,6 +182,43 @@ public final class RawHTTPClient {
         }
     }
 
+    /// How a connection ended for `readUntilEnd`.
+    public enum End: Equatable, Sendable {
+        /// The peer closed it (a read returned end of stream).
+        case closed
+        /// The peer reset it (`ECONNRESET`).
+        case reset
+        /// Nothing more came within the timeout; the connection is still open.
+        case timedOut
+    }
+
+    /// Reads until the connection ends or goes quiet for the timeout; returns every byte unread
+    /// and how it ended. Unlike `readAll`, tells a reset from a close.
+    public func readUntilEnd() -> (bytes: [UInt8], end: End) {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var end = End.closed
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 { end = errno == ECONNRESET ? .reset : (errno == EAGAIN || errno == EWOULDBLOCK) ? .timedOut : .closed }
+            break
+        }
+        let bytes = buffer
+        buffer.removeAll()
+        return (bytes, end)
+    }
+
+    /// Bytes already waiting on the socket, without blocking (empty when none have arrived).
+    public func availableNow() -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        return count > 0 ? Array(chunk[0..<count]) : []
+    }
+
     private func readToEnd() throws -> Int {
         while true {
             if try !fill() { return buffer.count }

@@ -9,6 +9,8 @@ public struct HTTPResponse: Sendable {
     /// Never sent: what the handler tells the server's `HTTPExchangeObserver` about this answer
     /// (`HTTPExchange.note`), such as why it refused the request.
     public var note: (any Sendable)?
+    /// How the server delivers it: at once and whole unless a fault says otherwise.
+    public var delivery: HTTPDelivery = .normal
 
     /// A response with the given parts.
     public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

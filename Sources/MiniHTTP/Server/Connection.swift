@@ -4,9 +4,11 @@ import Glibc
 /// One client connection's state machine. Confined to its event loop's thread.
 ///
 /// reading → (request parsed) → handling → (response queued) → writing → reading | closed.
-/// Only one request is handled at a time, so pipelined responses leave in request order.
+/// Only one request is handled at a time, so pipelined responses leave in request order. A
+/// response delivered with a delay waits in `handling`; one that stalls (`HTTPDelivery.Cut.stall`)
+/// ends in `stalled`, where nothing more is sent and the client's bytes are read and dropped.
 final class Connection {
-    enum State { case reading, handling, writing, closed }
+    enum State { case reading, handling, writing, stalled, closed }
 
     let id: UInt64
     let fd: Int32
@@ -49,6 +51,10 @@ final class Connection {
     /// The exchange being handled, held for the observer: set only when one is installed. Its
     /// request is moved in once the handler is done with it (a deferred handler's, as it starts).
     private var observed: (id: UInt64, request: HTTPRequest?, started: UInt64)?
+    /// A response waiting for its delivery's delay (`HTTPDelivery.delayMilliseconds`).
+    private var delayed: (response: HTTPResponse, headOnly: Bool, minorVersion: Int, reason: HTTPExchange.Reason?)?
+    /// The response being written stalls once its bytes are out (`HTTPDelivery.Cut.stall`).
+    private var stallsAfterWrite = false
 
     init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, tls: TLSServerSession? = nil, peer: HTTPPeerAddress? = nil, now: UInt64) {
         self.id = id
@@ -64,11 +70,13 @@ final class Connection {
 
     /// Whether readable input is for this connection now: it is reading requests, or a TLS
     /// write waits for the peer's bytes.
-    var acceptsInput: Bool { state == .reading || (state == .writing && tlsWants == MH_EPOLLIN) }
+    var acceptsInput: Bool { state == .reading || state == .stalled || (state == .writing && tlsWants == MH_EPOLLIN) }
 
     /// The socket became readable.
     func readable(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
-        if state == .writing {
+        if state == .stalled {
+            discardInput(into: scratch)
+        } else if state == .writing {
             flush(now: now)
         } else {
             readAvailable(into: scratch, now: now)
@@ -299,12 +307,40 @@ final class Connection {
         }
     }
 
-    /// Queues the response to the request being handled and starts writing it.
+    /// Queues the response to the request being handled and starts writing it (after its
+    /// delivery's delay, and cut as its delivery says).
     func respond(_ response: HTTPResponse, headOnly: Bool, minorVersion: Int, reason: HTTPExchange.Reason? = nil, now: UInt64) {
         guard state == .handling else { return }
+        let delay = response.delivery.clampedDelay
+        if delay > 0 {
+            var later = response
+            later.delivery.delayMilliseconds = 0
+            delayed = (later, headOnly, minorVersion, reason)
+            // Nothing is read meanwhile; an immediate handler left the socket's events as they were.
+            updateInterest()
+            loop.schedule(id, at: now + UInt64(delay) * 1_000_000)
+            return
+        }
         releaseBodyBudget()
         if loop.isDraining { closeAfterResponse = true }
-        let (bytes, refused) = HTTPResponseSerializer.serialized(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion)
+        var (bytes, refused) = HTTPResponseSerializer.serialized(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion)
+        if let cut = response.delivery.cut, !refused {
+            switch cut {
+            case .close, .reset:
+                if let observer = loop.observer {
+                    report(to: observer, status: nil, headers: HTTPHeaders(), bodyCount: 0, reason: nil, note: response.note, now: now)
+                }
+                if cut == .reset { setResetOnClose() }
+                loop.close(self)
+                return
+            case .truncate(let count), .stall(let count):
+                // The body is the serialized bytes' tail when it was sent (not for HEAD, 204, 304).
+                let body = response.body
+                let bodySent = !headOnly && !body.isEmpty && bytes.count >= body.count && bytes.suffix(body.count).elementsEqual(body) ? body.count : 0
+                bytes.removeLast(bodySent - min(max(count, 0), bodySent))
+                if case .stall = cut { stallsAfterWrite = true } else { closeAfterResponse = true }
+            }
+        }
         queue(bytes)
         // Reported before the write: a finished write may go on to the next pipelined request.
         if let observer = loop.observer {
@@ -318,6 +354,29 @@ final class Connection {
         state = .writing
         responseQueued = now
         flush(now: now)
+    }
+
+    /// The delayed response's time has come.
+    func timerFired(now: UInt64) {
+        guard let parked = delayed.take() else { return }
+        respond(parked.response, headOnly: parked.headOnly, minorVersion: parked.minorVersion, reason: parked.reason, now: now)
+    }
+
+    /// Makes closing send an RST (a linger of 0 seconds) instead of a FIN.
+    private func setResetOnClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
+    /// A stalled connection reads and drops what the client sends; the end of its input closes it.
+    private func discardInput(into scratch: UnsafeMutableRawBufferPointer) {
+        for _ in 0..<4 {
+            guard let count = receive(into: scratch) else { return }
+            if count == 0 {
+                loop.close(self)
+                return
+            }
+        }
     }
 
     /// Answers a protocol error and closes (RFC 9112 §9.6: the rest of the stream is unusable).
@@ -373,6 +432,12 @@ final class Connection {
             updateInterest()
             return
         }
+        if stallsAfterWrite {
+            stallsAfterWrite = false
+            state = .stalled
+            updateInterest()
+            return
+        }
         if closeAfterResponse {
             loop.close(self)
             return
@@ -392,7 +457,7 @@ final class Connection {
     func updateInterest() {
         guard state != .closed else { return }
         var wanted: UInt32 = 0
-        if state == .reading && !peerClosedInput { wanted |= MH_EPOLLIN }
+        if (state == .reading || state == .stalled) && !peerClosedInput { wanted |= MH_EPOLLIN }
         if outputSent < output.count { wanted |= MH_EPOLLOUT }
         // What TLS waits for replaces the state's own events: asking for writability while
         // OpenSSL waits to read (or the reverse) would wake the loop on every turn for nothing.
@@ -428,7 +493,7 @@ final class Connection {
             } else if elapsed(idleSince) > limits.idleTimeout || loop.isDraining {
                 loop.close(self)
             }
-        case .writing:
+        case .writing, .stalled:
             if elapsed(responseQueued) > limits.writeTimeout { loop.close(self) }
         case .handling, .closed:
             break

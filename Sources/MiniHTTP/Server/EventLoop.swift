@@ -36,6 +36,8 @@ final class EventLoop: @unchecked Sendable {
     private var drainDeadline: UInt64 = 0
     private var pendingTasks = 0
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    /// Connections waiting for a delayed response, by when (monotonic ns), earliest first.
+    private var timers: [(due: UInt64, connection: UInt64)] = []
 
     init(core: ServerCore, index: Int, of count: Int) throws(SocketError) {
         self.core = core
@@ -105,7 +107,7 @@ final class EventLoop: @unchecked Sendable {
         let tick = Self.tickMilliseconds(limits)
         var nextSweep = Syscall.monotonicNanoseconds() + UInt64(tick) * 1_000_000
         while true {
-            let count = epoll_wait(epollFD, events, Int32(capacity), tick)
+            let count = epoll_wait(epollFD, events, Int32(capacity), timeout(tick))
             let now = Syscall.monotonicNanoseconds()
             var woken = false
             if count > 0 {
@@ -124,6 +126,7 @@ final class EventLoop: @unchecked Sendable {
             // Jobs only arrive with a wakeup (see `execute`), so a busy loop does not contend
             // for the job lock with the threads finishing deferred responses on every turn.
             if woken { runJobs() }
+            if let first = timers.first, first.due <= now { fireTimers(now: now) }
             if now >= nextSweep {
                 sweep(now: now, limits: limits)
                 nextSweep = now + UInt64(tick) * 1_000_000
@@ -264,6 +267,33 @@ final class EventLoop: @unchecked Sendable {
     private func pauseListener(now: UInt64) {
         removeListener()
         listenerPausedUntil = now + 100_000_000
+    }
+
+    // MARK: - Timers
+
+    /// Wakes `connection` (by id) at `due` (monotonic ns) through `Connection.timerFired`.
+    func schedule(_ connection: UInt64, at due: UInt64) {
+        let index = timers.firstIndex { $0.due > due } ?? timers.count
+        timers.insert((due, connection), at: index)
+    }
+
+    /// How long `epoll_wait` may sleep: the sweep tick, or less when a timer is due sooner.
+    private func timeout(_ tick: Int32) -> Int32 {
+        guard let first = timers.first else { return tick }
+        let now = Syscall.monotonicNanoseconds()
+        guard first.due > now else { return 0 }
+        // Rounded up: waking a little early would only spin until the timer is due.
+        return Int32(min(UInt64(tick), (first.due - now + 999_999) / 1_000_000))
+    }
+
+    private func fireTimers(now: UInt64) {
+        var due: [UInt64] = []
+        while let first = timers.first, first.due <= now {
+            due.append(first.connection)
+            timers.removeFirst()
+        }
+        // A connection closed meanwhile is gone from the table: its timer does nothing.
+        for id in due { connections[id]?.timerFired(now: now) }
     }
 
     private func drainWakeups() {
