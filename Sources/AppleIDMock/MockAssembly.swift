@@ -33,14 +33,16 @@ final class MockAssembly: Sendable {
         let transport = configuration.notificationTransport
             ?? HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
                                          responseTimeout: configuration.notificationResponseTimeout)
+        let faults = FaultBook(scenario: domain.scenario.faults, seed: domain.faultSeed, state: domain.state)
         notifications = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport,
                                               retryDelays: domain.scenario.compatibility.notificationRetryDelays, workers: 4,
-                                              realTime: configuration.realTime, log: configuration.logger(.warn)) { name, body in
+                                              realTime: configuration.realTime, log: configuration.logger(.warn), faults: faults) { name, body in
             LoopThread.start(name: name, body)
         }
         let journal = configuration.journal ? RequestJournal(capacity: domain.scenario.journalCapacity, realTime: configuration.realTime) : nil
         routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
-                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil), journal: journal)
+                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil), journal: journal,
+                              faults: faults)
         journal?.attach(routes)
         self.journal = journal
         notificationGrace = configuration.notificationShutdownGrace

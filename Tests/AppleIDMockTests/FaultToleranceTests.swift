@@ -507,12 +507,12 @@ extension RawHTTPClient {
 }
 
 /// Descriptors this process has open: the server's and the test clients' alike.
-private func openDescriptorCount() throws -> Int {
+func openDescriptorCount() throws -> Int {
     try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
 }
 
 /// Polls `condition` every 10 ms for at most `seconds`; a bound, never a timing assertion.
-private func eventuallyTrue(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+func eventuallyTrue(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }

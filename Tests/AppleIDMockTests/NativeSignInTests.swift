@@ -100,7 +100,7 @@ final class NativeSignInTests: XCTestCase {
             (#"{"user":"alice","client_id":"com.example.app","scopes":"name"}"#, #"{"error":"expected an array of strings","field":"scopes"}"#),
             (#"{"user":"alice"}"#, #"{"error":"missing required field","field":"client_id"}"#),
             (#"{"user":"alice","client_id":"com.example.app","colour":"red"}"#,
-             #"{"error":"unknown field (expected one of: user, client_id, scopes, nonce, hide_email)","field":"colour"}"#),
+             #"{"error":"unknown field (expected one of: user, client_id, scopes, nonce, hide_email, defect)","field":"colour"}"#),
         ]
         for (body, expected) in cases {
             let response = try server.postJSON("/__mock/sign-in", body)

@@ -72,6 +72,8 @@ extension DomainEvent {
             return [("timeline_index", .int(Int64(index))), ("message", .string(message))]
         case .reset(let record):
             return [("now", .string(RFC3339.format(record.now))), ("frozen", .bool(record.clock.isFrozen))]
+        case .faultFired(let firing):
+            return [("fault", .string(firing.faultID)), ("action", .string(firing.action)), ("target", .string(firing.target))]
         }
     }
 }

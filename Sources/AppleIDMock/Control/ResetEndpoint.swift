@@ -7,11 +7,14 @@ import MiniHTTP
 /// Answers `{"active_kid", "now"}`.
 struct ResetEndpoint: Sendable {
     let domain: AppleIDDomain
+    /// Back to the scenario's faults too.
+    let faults: FaultBook
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
         // The deliverer reads the reset's event before this returns and abandons what was queued.
         domain.state.reset()
+        faults.reset()
         var answer = JSONObject()
         answer["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
         answer["now"] = .string(RFC3339.format(domain.state.now))

@@ -20,6 +20,8 @@ public final class AppleIDDomain: Sendable {
     let blockingWork = BlockingWork()
     /// The key `retired-key` forgeries sign with before any key was retired (made on first use).
     let forgeryKey = Mutex<KeyRing.SigningKey?>(nil)
+    /// The stream fault probabilities are drawn from, derived from `--seed`; nil when unseeded.
+    let faultSeed: SeededRandom?
     /// What the domain says about what it chose on its own.
     let log: @Sendable (String) -> Void
 
@@ -71,6 +73,7 @@ public final class AppleIDDomain: Sendable {
             Self.reportCountMismatch(directory: directory, ring: ring, count: settings.count, log: configuration.logger(.warn))
         }
         let random = configuration.randomSource
+        faultSeed = random.derived("faults")
         let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: ring,
                                     keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes))
         state = MockState(context: context, realTime: configuration.realTime, random: random)

@@ -40,6 +40,25 @@ public enum DomainEvent: Sendable, Equatable {
     case timelineEventRefused(index: Int, message: String)
     /// Everything went back to the scenario's initial state, with a new token MAC secret.
     case reset(ResetRecord)
+    /// An injected fault acted on a request or a notification (it changes nothing in the world).
+    case faultFired(FaultFiring)
+}
+
+/// A fault that fired: which, what it did, and to what.
+public struct FaultFiring: Sendable, Equatable {
+    /// The fault's id (`f1`, …).
+    public var faultID: String
+    /// Its action's name (`respond`, `delay`, `drop`, …).
+    public var action: String
+    /// What it acted on: `POST /auth/token`, or `notification consent-revoked`.
+    public var target: String
+
+    /// A firing.
+    public init(faultID: String, action: String, target: String) {
+        self.faultID = faultID
+        self.action = action
+        self.target = target
+    }
 }
 
 extension DomainEvent {
@@ -64,6 +83,7 @@ extension DomainEvent {
         case .accountEvent: "account-event"
         case .timelineEventRefused: "timeline-event-refused"
         case .reset: "reset"
+        case .faultFired: "fault-fired"
         }
     }
 
@@ -71,5 +91,5 @@ extension DomainEvent {
     public static let names = ["consent-granted", "consent-revoked", "code-issued", "code-redeemed", "codes-expired", "tokens-issued",
                                "key-published", "key-activated", "key-retired", "key-schedule-advanced", "clock-changed", "user-added",
                                "transfer-started", "account-deleted", "relay-forwarding-changed", "account-event",
-                               "timeline-event-refused", "reset"]
+                               "timeline-event-refused", "reset", "fault-fired"]
 }

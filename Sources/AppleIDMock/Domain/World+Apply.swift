@@ -61,6 +61,8 @@ extension World {
             if let index = record.timelineIndex { nextTimelineEvent = max(nextTimelineEvent, index + 1) }
         case .timelineEventRefused(let index, _):
             nextTimelineEvent = max(nextTimelineEvent, index + 1)
+        case .faultFired:
+            break
         case .reset(let record):
             let carried = (keysRevision, keysPublished, random)
             self = World(context: context, clock: record.clock, now: record.now, secret: record.secret,

@@ -5,28 +5,30 @@ enum Routes {
     /// Builds the immutable route table over `domain`; `requests` says on the log why Apple's
     /// endpoints refused a request (and, at `debug`, what every route answered).
     static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard, notifications: NotificationDeliverer? = nil,
-                      requests: RequestLog = .silent, journal: RequestJournal? = nil) -> RouteTable {
+                      requests: RequestLog = .silent, journal: RequestJournal? = nil, faults: FaultBook? = nil) -> RouteTable {
         var router = Router()
+        // Faults act on Apple's routes only, never on /__mock.
+        let faults = faults ?? FaultBook(scenario: domain.scenario.faults, seed: domain.faultSeed, state: domain.state)
         // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
         let authorize = AuthorizeEndpoint(domain: domain)
         let authorizeParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method"]
-        router.add(.get, "/auth/authorize", apple: authorize.show, logging: requests, summary: "Apple's sign-in page: validates the request, shows consent",
+        router.add(.get, "/auth/authorize", apple: authorize.show, logging: requests, faults: faults, summary: "Apple's sign-in page: validates the request, shows consent",
                    reads: authorizeParameters)
-        router.add(.post, "/auth/authorize", apple: authorize.decide, logging: requests, summary: "The consent page's answer: delivers code, id_token, state and user",
+        router.add(.post, "/auth/authorize", apple: authorize.decide, logging: requests, faults: faults, summary: "The consent page's answer: delivers code, id_token, state and user",
                    reads: authorizeParameters + ["mock_user", "mock_email", "mock_given_name", "mock_family_name", "mock_action"])
-        router.add(.post, "/auth/token", apple: TokenEndpoint(domain: domain).handle, logging: requests,
+        router.add(.post, "/auth/token", apple: TokenEndpoint(domain: domain).handle, logging: requests, faults: faults,
                    summary: "Exchanges a code or refresh token, or issues a client_credentials token",
                    reads: ["client_id", "client_secret", "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"])
         // Revoke and migration parse forms and check signatures: off the I/O threads too (probe F4).
-        router.add(.post, "/auth/revoke", apple: RevokeEndpoint(domain: domain).handle, logging: requests,
+        router.add(.post, "/auth/revoke", apple: RevokeEndpoint(domain: domain).handle, logging: requests, faults: faults,
                    summary: "Revokes a token and the user's consent for the app group", reads: ["client_id", "client_secret", "token"])
-        router.add(.get, "/auth/keys", logging: requests, .immediate(KeysEndpoint(domain: domain).handle), summary: "The published signing keys (JWKS)")
-        router.add(.post, "/auth/usermigrationinfo", apple: MigrationEndpoint(domain: domain).handle, logging: requests,
+        router.add(.get, "/auth/keys", logging: requests, faults: faults, .immediate(KeysEndpoint(domain: domain).handle), summary: "The published signing keys (JWKS)")
+        router.add(.post, "/auth/usermigrationinfo", apple: MigrationEndpoint(domain: domain).handle, logging: requests, faults: faults,
                    summary: "Team transfer: transfer_sub for the sending team, sub for the receiving one",
                    reads: ["client_id", "client_secret", "sub", "target", "transfer_sub"])
-        router.add(.get, "/.well-known/openid-configuration", logging: requests, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle),
+        router.add(.get, "/.well-known/openid-configuration", logging: requests, faults: faults, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle),
                    summary: "The OpenID discovery document")
         // Control API: local, same-origin, JSON callers only (ControlGuard).
         router.add(.get, "/__mock/health", logging: requests, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)),
@@ -56,7 +58,7 @@ enum Routes {
         router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)), summary: "Every user with account state")
         router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)),
                    summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"])
-        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain).handle)),
+        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain, faults: faults).handle)),
                    summary: "Back to the scenario's initial state; queued notifications abandoned")
         router.add(.get, "/__mock/credential-state", logging: requests, control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)),
                    summary: "What getCredentialState answers on a device", reads: ["user", "client_id"])
@@ -70,6 +72,13 @@ enum Routes {
                    summary: "The notification delivery log, long-polled", reads: ["after", "wait"])
         router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)), summary: "Clears settled notifications (and pending ones with pending=cancel)",
                    reads: ["pending"])
+        let faulty = FaultsEndpoint(faults: faults)
+        router.add(.post, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.add)),
+                   summary: "Installs a fault on an Apple route or on notification delivery", reads: FaultSpec.keys)
+        router.add(.get, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.list)), summary: "The installed faults and how often each fired")
+        router.add(.delete, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.removeAll)), summary: "Removes every fault")
+        router.add(.get, "/__mock/faults/{id}", logging: requests, control.wrap(.immediate(faulty.show)), summary: "One fault and how often it fired")
+        router.add(.delete, "/__mock/faults/{id}", logging: requests, control.wrap(.immediate(faulty.remove)), summary: "Removes one fault")
         let journaled = RequestsEndpoint(journal: journal)
         let filters = RequestsEndpoint.filterFields
         router.add(.get, "/__mock/requests", logging: requests, control.wrap(.deferred(journaled.list)),

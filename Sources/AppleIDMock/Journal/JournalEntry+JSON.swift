@@ -38,6 +38,12 @@ extension JournalEntry {
         object["error"] = error.map(JSONValue.string) ?? .null
         object["reason"] = reason.map(JSONValue.string) ?? .null
         object["events"] = .array(events.map { .int(Int64(clamping: $0)) })
+        if let fault {
+            let parts = fault.split(separator: " ", maxSplits: 1).map(String.init)
+            object["fault"] = .object(["id": .string(parts.first ?? fault), "action": .string(parts.count > 1 ? parts[1] : "")])
+        } else {
+            object["fault"] = .null
+        }
         object["microseconds"] = .int(Int64(clamping: microseconds))
         object["response_bytes"] = .int(Int64(clamping: responseBytes))
         return object

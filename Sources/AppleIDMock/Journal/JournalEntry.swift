@@ -43,6 +43,8 @@ public struct JournalEntry: Sendable {
     public let reason: String?
     /// Sequence numbers of the events the request caused (`GET /__mock/events`).
     public let events: [UInt64]
+    /// The injected fault that acted on the request, as `"<id> <action>"`; nil when none did.
+    public let fault: String?
     /// Microseconds from the request's first byte to its answer being queued.
     public let microseconds: UInt64
     /// Body bytes answered.
@@ -73,6 +75,7 @@ public struct JournalEntry: Sendable {
         error = record.note?.error
         reason = record.note?.reason ?? record.serverReason
         events = record.note?.events ?? []
+        fault = record.note?.fault
         self.route = route
         guard let request = record.request else {
             isControl = false

@@ -8,4 +8,6 @@ struct JournalNote: Sendable {
     var reason: String?
     /// Sequence numbers of the events the request's operations recorded, in order.
     var events: [UInt64] = []
+    /// The injected fault that acted on the request: its id and action (`f1 delay`).
+    var fault: String?
 }

@@ -38,7 +38,7 @@ struct JournalRecord: Sendable {
 ///
 ///     time f64 · microseconds u64 · response bytes u64 · status u16 (0: none) · flags u8
 ///     [status reason] [peer host, port u16] [server reason]
-///     [note: error?, reason?, events count u32, events u64…]
+///     [note: error?, reason?, fault?, events count u32, events u64…]
 ///     [request: method, target, minor u8, header count u32, (name, value)…, body]
 extension JournalRecord {
     private enum Flag {
@@ -71,7 +71,7 @@ extension JournalRecord {
             if let peer = exchange.peer { length += text(peer.host) + 2 }
             if let serverReason { length += text(serverReason) }
             if let note {
-                length += text(note.error) + text(note.reason) + 4 + 8 * min(note.events.count, JournalRecord.eventLimit)
+                length += text(note.error) + text(note.reason) + text(note.fault) + 4 + 8 * min(note.events.count, JournalRecord.eventLimit)
             }
             guard let request = exchange.request else {
                 (targetBytes, headerFields, bodyBytes, bodyTruncated) = (0, 0, 0, false)
@@ -122,6 +122,7 @@ extension JournalRecord {
         if let note = plan.note {
             writer.put(note.error, limit: JournalRecord.textLimit)
             writer.put(note.reason, limit: JournalRecord.textLimit)
+            writer.put(note.fault, limit: JournalRecord.textLimit)
             let events = note.events.prefix(JournalRecord.eventLimit)
             writer.put(UInt32(events.count))
             for event in events { writer.put(event) }
@@ -162,7 +163,7 @@ extension JournalRecord {
             serverReason = reason
         }
         if flags & Flag.note != 0 {
-            guard let error = reader.string(), let reason = reader.string(), let count: UInt32 = reader.take(),
+            guard let error = reader.string(), let reason = reader.string(), let fault = reader.string(), let count: UInt32 = reader.take(),
                   Int(count) <= reader.remaining / 8 else { return nil }
             var events: [UInt64] = []
             events.reserveCapacity(Int(count))
@@ -170,7 +171,7 @@ extension JournalRecord {
                 guard let event: UInt64 = reader.take() else { return nil }
                 events.append(event)
             }
-            note = JournalNote(error: error, reason: reason, events: events)
+            note = JournalNote(error: error, reason: reason, events: events, fault: fault)
         }
         guard flags & Flag.request != 0 else { return }
         guard let method = reader.string(), let target = reader.string(), let minor: UInt8 = reader.take(),

@@ -32,6 +32,8 @@ public final class NotificationDeliverer: Sendable {
         var droppedPending = 0
         /// The last event read from the state owner.
         var cursor: UInt64 = 0
+        /// Records a `reorder` fault holds back until a later one has been attempted.
+        var held: [UInt64] = []
 
         /// The live records.
         var live: ArraySlice<NotificationRecord> { records[start...] }
@@ -76,12 +78,17 @@ public final class NotificationDeliverer: Sendable {
     private let workersStarted = Atomic<Bool>(false)
     private let workerCount: Int
     private let startThread: @Sendable (String, @escaping @Sendable () -> Void) -> Void
+    /// The faults that act on delivery (drop, duplicate, delay, reorder); nil: none ever do.
+    private let faults: FaultBook?
+    /// How long a `reorder` fault holds a notification when no later one comes, in seconds.
+    static let reorderHold = 30.0
 
     /// A deliverer of the notifications `mockState`'s events call for, as `issuer` under
     /// `scenario`, with `workers` threads started by `startThread`.
     init(mockState: MockState, scenario: Scenario, issuer: String, transport: any NotificationTransport, retryDelays: [Int], workers: Int,
-         realTime: @escaping @Sendable () -> Double, log: @escaping @Sendable (String) -> Void,
+         realTime: @escaping @Sendable () -> Double, log: @escaping @Sendable (String) -> Void, faults: FaultBook? = nil,
          startThread: @escaping @Sendable (String, @escaping @Sendable () -> Void) -> Void) {
+        self.faults = faults
         self.mockState = mockState
         self.scenario = scenario
         self.issuer = issuer
@@ -213,6 +220,7 @@ public final class NotificationDeliverer: Sendable {
     /// anyone who wants the log to be current now.
     public func collect() {
         let now = realTime()
+        var fired: [FaultBook.Firing] = []
         let (queued, missed, waiters) = state.withLock { state in
             let (events, missed) = mockState.events(after: state.cursor)
             var queued = 0
@@ -222,9 +230,30 @@ public final class NotificationDeliverer: Sendable {
                 switch recorded.event {
                 case .accountEvent(let event):
                     let notification = Self.notification(for: event, sequence: recorded.sequence, scenario: scenario, issuer: issuer)
-                    let outcome: NotificationRecord.Outcome = notification.url == nil ? .noURL : .pending
-                    append(&state, NotificationRecord(id: state.nextID, notification: notification, outcome: outcome, dueAt: now))
-                    if outcome == .pending { queued += 1 } else { settled = true }
+                    // A fault acts only on a notification that would be sent; its event is recorded
+                    // once this lock is released (recording calls back here).
+                    let firing = notification.url == nil ? nil : faults?.fire(notification: event.type.rawValue, clientID: event.groupID, recordingEvent: false)
+                    if let firing { fired.append(firing) }
+                    var record = NotificationRecord(id: state.nextID, notification: notification, outcome: notification.url == nil ? .noURL : .pending,
+                                                    dueAt: now + Double(firing?.spec.delayMilliseconds ?? 0) / 1000)
+                    record.fault = firing.map { "\($0.id) \($0.spec.action.name)" }
+                    switch firing?.spec.action {
+                    case .drop?:
+                        record.outcome = .dropped
+                    case .reorder?:
+                        record.dueAt += Self.reorderHold
+                        state.held.append(record.id)
+                    default:
+                        break
+                    }
+                    append(&state, record)
+                    if firing?.spec.action == .duplicate {
+                        record = NotificationRecord(id: state.nextID, notification: notification, outcome: .pending, dueAt: record.dueAt)
+                        record.fault = firing.map { "\($0.id) \($0.spec.action.name)" }
+                        append(&state, record)
+                        queued += 1
+                    }
+                    if record.outcome == .pending { queued += 1 } else { settled = true }
                 case .reset:
                     // One test's notifications never reach the next test's receiver (probe finding N5).
                     settled = Self.abandon(&state) > 0 || settled
@@ -237,6 +266,7 @@ public final class NotificationDeliverer: Sendable {
             return (queued, missed, settled ? Self.takeWaiters(&state) : [])
         }
         for waiter in waiters { waiter.resume() }
+        for firing in fired { faults?.record(firing) }
         if missed > 0 { log("notification deliverer fell \(missed) events behind: their notifications were not sent") }
         guard queued > 0 else { return }
         if workersStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
@@ -329,6 +359,22 @@ public final class NotificationDeliverer: Sendable {
         }
     }
 
+    /// Sends the records a `reorder` fault held back that came before `id`, now that `id` was attempted.
+    private func releaseHeld(before id: UInt64, _ state: inout State) {
+        guard !state.held.isEmpty else { return }
+        let now = realTime()
+        let released = state.held.filter { $0 < id }
+        guard !released.isEmpty else { return }
+        state.held.removeAll { $0 < id }
+        for heldID in released {
+            if let index = state.index(of: heldID), state.records[index].outcome == .pending, state.records[index].dueAt > now {
+                state.records[index].dueAt = now
+                state.due.insert(dueAt: now, id: heldID)
+            }
+        }
+        wakeup.signal()
+    }
+
     /// Seconds until the next pending record is due (at most one second).
     private func nextWait(now: Double) -> Double {
         state.withLock { state in
@@ -359,6 +405,7 @@ public final class NotificationDeliverer: Sendable {
             guard let index = state.index(of: record.id) else { return state.draining ? Self.takeWaiters(&state) : [] }
             if let jwt, state.records[index].jwt == nil { state.records[index].signed(jwt) }
             state.records[index].attempts.append(result)
+            releaseHeld(before: record.id, &state)
             // Abandoned while on the wire (a reset, a cancel): the attempt is kept, the outcome too.
             guard state.records[index].outcome == .pending else { return state.draining ? Self.takeWaiters(&state) : [] }
             let tries = state.records[index].attempts.count

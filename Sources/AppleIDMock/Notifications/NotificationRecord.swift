@@ -13,7 +13,7 @@ public struct NotificationRecord: Sendable {
         case failed
         /// The app group registered no notification URL: nothing was sent.
         case noURL = "no_url"
-        /// The outbox was full when the event happened: nothing was sent.
+        /// The outbox was full when the event happened, or a fault dropped it: nothing was sent.
         case dropped
         /// The mock stopped before delivery ended.
         case abandoned
@@ -59,6 +59,8 @@ public struct NotificationRecord: Sendable {
     public var outcome: Outcome
     /// Real time the next attempt is due, while pending.
     var dueAt: Double
+    /// The injected fault that acted on it: its id and action (`f2 duplicate`).
+    public var fault: String?
 
     /// A new record.
     init(id: UInt64, notification: PendingNotification, outcome: Outcome, dueAt: Double) {
@@ -111,6 +113,12 @@ public struct NotificationRecord: Sendable {
             return .object(entry)
         })
         object["outcome"] = .string(outcome.rawValue)
+        if let fault {
+            let parts = fault.split(separator: " ", maxSplits: 1).map(String.init)
+            object["fault"] = .object(["id": .string(parts.first ?? fault), "action": .string(parts.count > 1 ? parts[1] : "")])
+        } else {
+            object["fault"] = .null
+        }
         return object
     }
 }

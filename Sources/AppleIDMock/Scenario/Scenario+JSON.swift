@@ -52,6 +52,7 @@ extension Scenario {
         // the file is refused at load instead of seeding another stream.
         top["seed"] = seed.map { Int64(exactly: $0).map(JSONValue.int) ?? .double(Double($0)) } ?? .null
         top["journal"] = .object(["capacity": .int(Int64(journalCapacity))])
+        top["faults"] = .array(faults.map { .object($0.json) })
         return .object(top)
     }
 

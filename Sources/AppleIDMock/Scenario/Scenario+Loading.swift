@@ -60,7 +60,7 @@ extension Scenario {
     private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
         let root = "$"
         guard let top = reader.object(document, at: root,
-                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events", "seed", "journal"]) else {
+                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events", "seed", "journal", "faults"]) else {
             return Scenario(teams: [], users: [])
         }
         let teamItems = reader.array(top, "teams", at: root, required: true)
@@ -83,6 +83,16 @@ extension Scenario {
         let eventItems = reader.array(top, "events", at: root, required: false)
         if eventItems.count > 1000 { reader.report("events", "expected at most 1000 events") }
         scenario.events = eventItems.prefix(1000).compactMap { readTimelineEvent($0.0, at: $0.1, reader) }
+        let faultItems = reader.array(top, "faults", at: root, required: false)
+        if faultItems.count > FaultSpec.maxCount { reader.report("faults", "expected at most \(FaultSpec.maxCount) faults") }
+        scenario.faults = faultItems.prefix(FaultSpec.maxCount).compactMap { (item, path) throws(Never) -> FaultSpec? in
+            do throws(FaultSpec.Problem) {
+                return try FaultSpec(json: item)
+            } catch {
+                reader.report(error.key.map { ScenarioReader.child(path, $0) } ?? path, error.message)
+                return nil
+            }
+        }
         crossCheck(scenario, teamItems: teamItems, userItems: userItems, reader)
         return scenario
     }

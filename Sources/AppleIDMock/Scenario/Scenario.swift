@@ -23,6 +23,8 @@ public struct Scenario: Sendable, Equatable {
     public var seed: UInt64?
     /// How many requests the request journal keeps (`journal.capacity`, 1 to 100,000): the newest.
     public var journalCapacity: Int = 10_000
+    /// Faults installed at start and after every reset (`faults`, at most `FaultSpec.maxCount`).
+    public var faults: [FaultSpec] = []
 
     /// An account event at a fixed point of the mock clock.
     public struct TimelineEvent: Sendable, Equatable {

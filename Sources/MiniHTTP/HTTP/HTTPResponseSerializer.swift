@@ -49,7 +49,7 @@ public enum HTTPResponseSerializer {
     }
 
     /// What makes `response` impossible to send as is, or nil when it can be sent.
-    static func defect(of response: HTTPResponse) -> String? {
+    public static func defect(of response: HTTPResponse) -> String? {
         let code = response.status.code
         // RFC 9110 §15: a final status is 200–599; 1xx are interim and only the server sends them.
         guard (200...599).contains(code) else { return "status \(code) is not a final status" }

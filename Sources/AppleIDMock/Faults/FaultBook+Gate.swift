@@ -1,0 +1,69 @@
+import MiniHTTP
+
+extension FaultBook {
+    /// `handler` behind the faults: when one fires for a request, it answers in the handler's
+    /// place (`respond`, `close`, `reset`: the handler never sees the request) or changes how the
+    /// handler's own answer is delivered (`delay`, `truncate`, `stall`). The answer's journal note
+    /// names the fault and its `fault-fired` event.
+    func gate(_ handler: HTTPHandler) -> HTTPHandler {
+        switch handler {
+        case .immediate(let body):
+            return .immediate { [self] request in
+                guard let firing = fire(for: request) else { return try body(request) }
+                return Self.apply(firing, answer: Self.answered(firing) ? nil : try Self.outcome { try body(request) })
+            }
+        case .deferred(let body):
+            return .deferred { [self] request in
+                guard let firing = fire(for: request) else { return try await body(request) }
+                var outcome: HTTPResponse?
+                if !Self.answered(firing) {
+                    do {
+                        outcome = try await body(request)
+                    } catch let known as HTTPResponseError {
+                        outcome = known.response
+                    }
+                }
+                return Self.apply(firing, answer: outcome)
+            }
+        }
+    }
+
+    /// Whether the fault answers by itself, without the handler.
+    private static func answered(_ firing: Firing) -> Bool {
+        switch firing.spec.action {
+        case .respond, .close, .reset: true
+        default: false
+        }
+    }
+
+    /// The handler's answer, its known errors included (they are delivered as the fault says too).
+    private static func outcome(_ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        do {
+            return try body()
+        } catch let known as HTTPResponseError {
+            return known.response
+        }
+    }
+
+    /// The response the fault makes of the handler's `answer` (nil when the handler did not run).
+    private static func apply(_ firing: Firing, answer: HTTPResponse?) -> HTTPResponse {
+        var response = answer ?? HTTPResponse()
+        var cut: HTTPDelivery.Cut?
+        switch firing.spec.action {
+        case .respond(let status, let headers, let body):
+            response = HTTPResponse(status: HTTPStatus(status), body: Array(body.utf8))
+            for (name, value) in headers { response.headers.add(name, value) }
+        case .close: cut = .close
+        case .reset: cut = .reset
+        case .truncate(let count): cut = .truncate(bodyBytes: count)
+        case .stall(let count): cut = .stall(bodyBytes: count)
+        case .delay, .drop, .duplicate, .reorder: break
+        }
+        response.delivery = HTTPDelivery(delayMilliseconds: firing.spec.delayMilliseconds, cut: cut)
+        var note = answer?.note as? JournalNote ?? JournalNote()
+        note.fault = "\(firing.id) \(firing.spec.action.name)"
+        if let event = firing.event { note.events.insert(event, at: 0) }
+        response.note = note
+        return response
+    }
+}
