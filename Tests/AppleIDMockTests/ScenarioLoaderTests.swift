@@ -69,7 +69,7 @@ final class ScenarioLoaderTests: XCTestCase {
         var object = defaultObject()
         object["colour"] = "blue"
         XCTAssertEqual(problems(object), [
-            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed, journal)",
+            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed, journal, faults)",
         ])
         let nested = editing(["users", 0, "nickname"], "al")
         XCTAssertEqual(problems(nested).first?.hasPrefix("users[0].nickname: unknown key"), true)
