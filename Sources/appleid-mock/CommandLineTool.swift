@@ -26,6 +26,8 @@ enum CommandLineTool {
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
            appleid-mock token --user U [--defect NAME]   a genuine or defective id_token from a running mock
+           appleid-mock audit --client-id ID --native URL
+                                                   attack a backend's Apple login; report what it accepts
            appleid-mock notifications listen [--port 9000]
                                                    receive, verify and print the mock's notifications
            appleid-mock version | --version        print the version
@@ -54,6 +56,7 @@ enum CommandLineTool {
             case "scenario": return try ScenarioCommand.run(rest)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "token": return try TokenCommand.run(rest, environment: environment)
+            case "audit": return try AuditCommand.run(rest, environment: environment)
             case "notifications": return try NotificationsCommand.run(rest, environment: environment)
             case "version", "--version": return try VersionCommand.run(rest)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)
