@@ -17,6 +17,9 @@ enum AuditAcceptance: CustomStringConvertible {
             self = .statusClass(Int(first - UInt8(ascii: "0")))
         } else if bytes.count == 3, let code = Int(text), (100...599).contains(code) {
             self = .status(code)
+        } else if let first = bytes.first, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) {
+            // A digit starts a status or a class, never a header name a backend would send.
+            return nil
         } else if bytes.count >= 3, text.hasPrefix("/"), text.hasSuffix("/") {
             let pattern = String(text.dropFirst().dropLast())
             guard (try? Regex(pattern)) != nil else { return nil }
