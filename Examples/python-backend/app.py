@@ -42,12 +42,15 @@ KEY_ID = os.environ.get("APPLE_KEY_ID", "MOCKKEY001")
 PRIVATE_KEY = open(os.environ.get("APPLE_PRIVATE_KEY_FILE", "AuthKey_MOCKKEY001.p8")).read()
 REDIRECT_URI = os.environ.get("APPLE_REDIRECT_URI", "http://localhost:3000/callback")
 
-# PyJWKClient caches Apple's keys and refetches when a token names a kid it has not seen (Apple
-# rotates keys); the cooldown between refetches is off where this PyJWT version has one.
+# PyJWKClient caches Apple's key set for five minutes and refetches it when a token names a kid
+# the set lacks (Apple rotates keys). Not `cache_keys=True`: that keeps every key it once
+# resolved, in an LRU cache, forever — a key Apple has retired would still verify
+# (`appleid-mock audit` found it: its retired-key check). The cooldown between refetches is off
+# where this PyJWT version has one.
 try:
-    keys = jwt.PyJWKClient(KEYS_URL, cache_keys=True, cooldown_duration=0)
+    keys = jwt.PyJWKClient(KEYS_URL, cache_keys=False, cache_jwk_set=True, lifespan=300, cooldown_duration=0)
 except TypeError:
-    keys = jwt.PyJWKClient(KEYS_URL, cache_keys=True)
+    keys = jwt.PyJWKClient(KEYS_URL, cache_keys=False, cache_jwk_set=True, lifespan=300)
 
 lock = threading.Lock()
 pending = {}   # state -> nonce, for web logins in progress
@@ -61,19 +64,34 @@ def client_secret(client_id):
                       PRIVATE_KEY, algorithm="ES256", headers={"kid": KEY_ID})
 
 
-def verify(token, audience, nonce=None):
-    """An Apple-signed JWT: the kid looked up at /auth/keys, RS256 only, iss and aud checked."""
+# An identity token is used within minutes of Apple issuing it: an older one is a replay,
+# whatever its exp says (Apple's live for a day). A notification may arrive after retries.
+MAX_TOKEN_AGE = 600
+
+
+def verify(token, audience, nonce=None, max_age=MAX_TOKEN_AGE, require=("sub",)):
+    """An Apple-signed JWT: the kid looked up at /auth/keys, RS256 only, iss, aud, exp checked,
+    iat neither in the future nor older than `max_age`, the nonce compared when one was sent."""
     key = keys.get_signing_key_from_jwt(token)
     claims = jwt.decode(token, key.key, algorithms=["RS256"], audience=audience, issuer=APPLE,
-                        options={"require": ["iss", "aud", "exp", "iat"]})
+                        options={"require": ["iss", "aud", "exp", "iat", *require]})
+    now = time.time()
+    if claims["iat"] > now + 60:
+        raise jwt.ImmatureSignatureError("iat is in the future")
+    if max_age is not None and now - claims["iat"] > max_age:
+        raise jwt.InvalidIssuedAtError("issued too long ago")
     if nonce is not None and claims.get("nonce") != nonce:
         raise jwt.InvalidTokenError("nonce mismatch")
     return claims
 
 
 def redeem(client_id, **grant):
-    answer = requests.post(TOKEN_URL, data={"client_id": client_id, "client_secret": client_secret(client_id), **grant}, timeout=10)
-    return answer.status_code, answer.json()
+    """Apple's answer at /auth/token; an answer that is not Apple's JSON (a 503 page) is an error too."""
+    try:
+        answer = requests.post(TOKEN_URL, data={"client_id": client_id, "client_secret": client_secret(client_id), **grant}, timeout=10)
+        return answer.status_code, answer.json()
+    except (requests.RequestException, ValueError) as error:
+        return 502, {"error": f"Apple unavailable: {error}"}
 
 
 def remember(claims, client_id, refresh_token, first_user=None):
@@ -118,7 +136,7 @@ async def callback(request):
         return JSONResponse({"error": tokens.get("error")}, status_code=400)
     try:
         claims = verify(tokens["id_token"], CLIENT_ID, nonce)
-    except jwt.InvalidTokenError as error:
+    except (jwt.InvalidTokenError, jwt.PyJWKClientError) as error:
         return JSONResponse({"error": str(error)}, status_code=400)
     first_user = json.loads(form["user"]) if "user" in form else None
     return JSONResponse(remember(claims, CLIENT_ID, tokens.get("refresh_token"), first_user))
@@ -128,7 +146,7 @@ async def native(request):
     body = await request.json()
     try:
         identity = verify(body["identityToken"], APP_ID)
-    except jwt.InvalidTokenError as error:
+    except (jwt.InvalidTokenError, jwt.PyJWKClientError) as error:
         return JSONResponse({"error": str(error)}, status_code=401)
     status, tokens = redeem(APP_ID, grant_type="authorization_code", code=body["authorizationCode"])
     if status != 200:
@@ -154,11 +172,13 @@ async def refresh(request):
 async def notifications(request):
     """Apple's server-to-server notification: {"payload": JWT}, aud the primary App ID."""
     try:
-        claims = verify((await request.json())["payload"], APP_ID)
-    except (jwt.InvalidTokenError, KeyError, ValueError) as error:
+        claims = verify((await request.json())["payload"], APP_ID, max_age=3600, require=("jti",))
+        event = claims["events"]
+        event = json.loads(event) if isinstance(event, str) else event
+        if not event.get("sub"):
+            raise jwt.MissingRequiredClaimError("events.sub")
+    except (jwt.InvalidTokenError, jwt.PyJWKClientError, KeyError, ValueError, AttributeError) as error:
         return JSONResponse({"error": str(error)}, status_code=400)
-    event = claims["events"]
-    event = json.loads(event) if isinstance(event, str) else event
     with lock:
         user = users.get(event["sub"])
         if user is not None:

@@ -7,7 +7,7 @@ import MiniHTTP
 /// …}` as JSON, the credential's own field names; a template is JSON when it starts with `{` or
 /// `[`, else a form, with `{{identity_token}}`, `{{authorization_code}}` and `{{user}}` filled in
 /// (JSON-escaped or percent-encoded as the body needs).
-struct AuditNativeBackend {
+struct AuditNativeBackend: AuditTarget {
     /// The placeholders a template may use; it must use at least one.
     static let placeholders = ["{{identity_token}}", "{{authorization_code}}", "{{user}}"]
 
@@ -15,6 +15,28 @@ struct AuditNativeBackend {
     let method: String
     let template: String?
     var http: HTTPClient
+    /// The mock, which signs the user in as an iOS device would.
+    let mock: ControlClient
+    let clientID: String
+    let user: String
+
+    var description: String { url }
+
+    /// An app's backend has no nonce of its own to compare.
+    func applies(_ defect: String) -> Bool { defect != "nonce-mismatch" }
+
+    /// A native sign-in at the mock (`POST /__mock/sign-in`, its `defect` spoiling the
+    /// identityToken and the id_token the code is exchanged for), posted to the backend.
+    func attempt(defect: String?) throws -> AuditAttempt {
+        var body: JSONObject = ["user": .string(user), "client_id": .string(clientID)]
+        if let defect { body["defect"] = .string(defect) }
+        let text = try mock.call("POST", "/__mock/sign-in", body: body)
+        guard case .object(let answer)? = try? JSONParser.parse(Array(text.utf8)), let token = answer["identityToken"]?.stringValue,
+              let code = answer["authorizationCode"]?.stringValue, let sub = answer["user"]?.stringValue else {
+            throw CommandFailure(message: "the mock's /__mock/sign-in answered no credential: \(text)", status: 1)
+        }
+        return AuditAttempt(result: deliver(identityToken: token, authorizationCode: code, user: sub), code: code)
+    }
 
     /// Whether `template` is JSON (else a form).
     var isJSON: Bool { template.map { $0.first == "{" || $0.first == "[" } ?? true }

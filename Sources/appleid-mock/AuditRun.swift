@@ -1,51 +1,77 @@
+import AppleIDMock
 import JOSE
 import MiniHTTP
 
-/// One audit of a native backend (`appleid-mock audit --native`): the checks in order, each a
-/// sign-in at the mock, a delivery to the backend and, where it says so, the mock's journal.
+/// One audit (`appleid-mock audit`): the checks in order, each a sign-in at the mock delivered to
+/// the backend, judged by its answer and, where it says so, by the mock's request journal. The
+/// faults it installs at the mock are its own and removed before it ends, whatever happens.
 struct AuditRun {
-    /// The defects a native backend must refuse. `nonce-mismatch` is left out: an app's backend
-    /// gets no nonce of its own to compare.
-    static let defects = ["expired", "not-yet-valid", "wrong-issuer", "wrong-audience", "bad-signature", "unknown-kid", "alg-none",
-                          "hs256-public-key", "missing-sub", "retired-key", "iat-far-past"]
+    /// Every defect, in the order they are tried.
+    static let defects = TokenDefectNames.all
 
     let mock: ControlClient
-    let backend: AuditNativeBackend
+    let target: any AuditTarget
     let accepted: AuditAcceptance
-    let clientID: String
-    let user: String?
 
     /// Runs every check; throws only when the mock itself cannot be used (exit 1 or 2).
     func run() throws -> AuditReport {
-        var report = AuditReport(target: backend.url, accepted: accepted.description)
-        let user = try self.user ?? firstUser()
+        var report = AuditReport(target: target.description, accepted: accepted.description)
+        var installed: [String] = []
+        defer { for id in installed { _ = try? mock.send("DELETE", "/__mock/faults/\(id)") } }
+
+        // A genuine sign-in: without its acceptance no refusal below means anything.
         let mark = try journalMark()
-        let genuine = try signIn(user)
-        let answer = deliver(genuine.identityToken, genuine)
-        let baseline = isAccepted(answer)
-        report.add("a genuine sign-in", expected: "accepted", seen: answer.summary, pass: baseline == true)
-        guard baseline == true else {
+        let genuine = try target.attempt(defect: nil)
+        report.add("a genuine sign-in", expected: "accepted", seen: genuine.summary, pass: isAccepted(genuine) == true)
+        guard isAccepted(genuine) == true else {
             report.stop("the backend refused a genuine sign-in, so no refusal below could be told from it")
             return report
         }
-        report.add(try codeExchange(genuine.authorizationCode, after: mark))
-        for defect in Self.defects {
-            let credential = try signIn(user)
-            let forged = try forge(user: user, defect: defect)
-            let answer = deliver(forged, credential)
+        let exchange = try codeExchange(genuine.code, after: mark)
+        report.add(exchange)
+
+        // A rotation: the old key retired, a new kid the backend has not seen.
+        report.add(try rotation())
+
+        for defect in Self.defects where target.applies(defect) {
+            let attempt = try target.attempt(defect: defect)
             // A backend that does not answer accepts nobody: only an acceptance fails the check.
-            report.add("identityToken: \(defect)", expected: "refused", seen: answer.summary, pass: isAccepted(answer) != true)
+            report.add("id_token: \(defect)", expected: "refused", seen: attempt.summary, pass: isAccepted(attempt) != true)
         }
-        report.add(try rotation(user))
+
+        // Apple down: a 503 from /auth/token, then a broken /auth/keys (after a rotation, so the
+        // backend must fetch it). Nobody signs in meanwhile; afterwards everyone does again.
+        if exchange.verdict == .passed {
+            let fault = try install(["method": "POST", "path": "/auth/token", "action": "respond", "status": 503,
+                                     "headers": .object(["Content-Type": "text/html; charset=utf-8"]),
+                                     "body": "<html><body><h1>503 Service Unavailable</h1></body></html>"])
+            installed.append(fault)
+            let attempt = try target.attempt(defect: nil)
+            report.add("/auth/token answers 503", expected: "refused", seen: attempt.summary, pass: isAccepted(attempt) != true)
+            _ = try mock.send("DELETE", "/__mock/faults/\(fault)")
+        } else {
+            report.add(AuditReport.Row(check: "/auth/token answers 503", expected: "refused", seen: "not checked: the backend does not exchange codes",
+                                       verdict: .skipped))
+        }
+        _ = try mock.call("POST", "/__mock/keys/rotate")
+        let broken = try install(["method": "GET", "path": "/auth/keys", "action": "respond", "status": 200,
+                                  "headers": .object(["Content-Type": "application/json;charset=UTF-8"]), "body": #"{"keys": [{"kty": "RSA", "kid": "#])
+        installed.append(broken)
+        let outage = try target.attempt(defect: nil)
+        report.add("/auth/keys answers broken JSON (new kid)", expected: "refused", seen: outage.summary, pass: isAccepted(outage) != true)
+        _ = try mock.send("DELETE", "/__mock/faults/\(broken)")
+        let after = try target.attempt(defect: nil)
+        report.add("a genuine sign-in once Apple is back", expected: "accepted", seen: after.summary, pass: isAccepted(after) == true)
         return report
     }
 
     // MARK: - Checks
 
-    /// The code of an accepted sign-in went to `/auth/token` with a client_secret Apple takes.
+    /// The code of an accepted sign-in went to `/auth/token`, and Apple took the exchange: a valid
+    /// client_secret, the same redirect_uri (and PKCE verifier) as the authorize request.
     private func codeExchange(_ code: String, after mark: UInt64) throws -> AuditReport.Row {
         let check = "the authorization code is exchanged at /auth/token"
-        let expected = "exchanged once, with a valid client_secret"
+        let expected = "exchanged once, with a valid client_secret and redirect_uri"
         guard let entries = try journal("path=/auth/token&grant_type=authorization_code&after=\(mark)") else {
             return AuditReport.Row(check: check, expected: expected, seen: "not checked: the mock's journal is off", verdict: .skipped)
         }
@@ -62,94 +88,62 @@ struct AuditRun {
                                verdict: .passed)
     }
 
-    /// After a rotation the backend meets a kid it has not seen: it must fetch `/auth/keys` again.
-    private func rotation(_ user: String) throws -> AuditReport.Row {
+    /// After a rotation (the old signing key retired) the backend meets a kid it has not seen: it
+    /// must fetch `/auth/keys` again, and accept.
+    private func rotation() throws -> AuditReport.Row {
         let check = "after a key rotation"
         let expected = "fetches /auth/keys again and accepts"
         let mark = try journalMark()
-        _ = try mock.call("POST", "/__mock/keys/rotate")
-        let credential = try signIn(user)
-        let answer = deliver(credential.identityToken, credential)
-        let acceptedAgain = isAccepted(answer) == true
+        let text = try mock.call("POST", "/__mock/keys/rotate")
+        if let previous = (try? JSONParser.parse(Array(text.utf8)))?.objectValue?["previous"]?.stringValue {
+            _ = try mock.send("DELETE", "/__mock/keys/\(previous)")
+        }
+        let attempt = try target.attempt(defect: nil)
+        let acceptedAgain = isAccepted(attempt) == true
         guard let fetches = try journal("method=GET&path=/auth/keys&control=false&after=\(mark)") else {
-            return AuditReport.Row(check: check, expected: expected, seen: answer.summary + "; /auth/keys not checked: the mock's journal is off",
+            return AuditReport.Row(check: check, expected: expected, seen: attempt.summary + "; /auth/keys not checked: the mock's journal is off",
                                    verdict: acceptedAgain ? .skipped : .failed)
         }
-        let seen = "\(answer.summary); /auth/keys fetched \(fetches.count) times"
+        let seen = "\(attempt.summary); /auth/keys fetched \(fetches.count) times"
         return AuditReport.Row(check: check, expected: expected, seen: seen, verdict: acceptedAgain && !fetches.isEmpty ? .passed : .failed)
     }
 
     // MARK: - The mock
 
-    private struct Credential {
-        let user: String
-        let identityToken: String
-        let authorizationCode: String
-    }
-
-    private func signIn(_ user: String) throws -> Credential {
-        let text = try mock.call("POST", "/__mock/sign-in", body: ["user": .string(user), "client_id": .string(clientID)])
-        guard case .object(let answer)? = try? JSONParser.parse(text), let token = answer["identityToken"]?.stringValue,
-              let code = answer["authorizationCode"]?.stringValue, let sub = answer["user"]?.stringValue else {
-            throw CommandFailure(message: "the mock's /__mock/sign-in answered no credential: \(text)", status: 1)
+    /// Installs a fault; its id.
+    private func install(_ fault: JSONObject) throws -> String {
+        let text = try mock.call("POST", "/__mock/faults", body: fault)
+        guard let id = (try? JSONParser.parse(Array(text.utf8)))?.objectValue?["id"]?.stringValue else {
+            throw CommandFailure(message: "the mock's /__mock/faults answered no id: \(text)", status: 1)
         }
-        return Credential(user: sub, identityToken: token, authorizationCode: code)
-    }
-
-    private func forge(user: String, defect: String) throws -> String {
-        let text = try mock.call("POST", "/__mock/tokens", body: ["user": .string(user), "client_id": .string(clientID), "defect": .string(defect)])
-        guard case .object(let answer)? = try? JSONParser.parse(text), let token = answer["id_token"]?.stringValue else {
-            throw CommandFailure(message: "the mock's /__mock/tokens answered no id_token for \(defect): \(text)", status: 1)
-        }
-        return token
-    }
-
-    private func firstUser() throws -> String {
-        let text = try mock.call("GET", "/__mock/users")
-        guard case .object(let answer)? = try? JSONParser.parse(text), let first = answer["users"]?.arrayValue?.first?.objectValue?["id"]?.stringValue else {
-            throw CommandFailure(message: "the mock has no user to sign in (pass --user)", status: 1)
-        }
-        return first
+        return id
     }
 
     /// The newest journal id, so that later reads see only what came after.
     private func journalMark() throws -> UInt64 {
-        let (status, text) = try mock.send("GET", "/__mock/requests?limit=1&after=18446744073709551615")
-        guard status == 200, case .object(let answer)? = try? JSONParser.parse(text), let last = answer["last"]?.intValue else { return 0 }
-        return UInt64(clamping: last)
+        let (status, text) = try mock.send("GET", "/__mock/requests?limit=1&path=/&control=true")
+        guard status == 200, case .object(let answer)? = try? JSONParser.parse(Array(text.utf8)), let newest = answer["newest"]?.intValue else { return 0 }
+        return UInt64(clamping: newest)
     }
 
     /// The journal entries matching `query`; nil when the mock's journal is off.
     private func journal(_ query: String) throws -> [JSONObject]? {
         let (status, text) = try mock.send("GET", "/__mock/requests?" + query)
         if status == 409 { return nil }
-        guard status == 200, case .object(let answer)? = try? JSONParser.parse(text), let list = answer["requests"]?.arrayValue else {
+        guard status == 200, case .object(let answer)? = try? JSONParser.parse(Array(text.utf8)), let list = answer["requests"]?.arrayValue else {
             throw CommandFailure(message: "the mock's journal answered \(status): \(text)", status: 1)
         }
         return list.compactMap(\.objectValue)
     }
 
-    // MARK: - The backend
-
-    private func deliver(_ identityToken: String, _ credential: Credential) -> Answer {
-        Answer(result: backend.deliver(identityToken: identityToken, authorizationCode: credential.authorizationCode, user: credential.user))
-    }
-
     /// Whether the backend accepted; nil when it did not answer (which accepts nobody).
-    private func isAccepted(_ answer: Answer) -> Bool? {
-        guard case .success(let response) = answer.result else { return nil }
+    private func isAccepted(_ attempt: AuditAttempt) -> Bool? {
+        guard case .success(let response)? = attempt.result else { return nil }
         return accepted.accepts(response)
     }
+}
 
-    /// What the backend answered, for the report.
-    struct Answer {
-        let result: Result<HTTPClient.Response, HTTPClient.Failure>
-
-        var summary: String {
-            switch result {
-            case .success(let response): "\(response.status)"
-            case .failure(let failure): "no answer (\(failure))"
-            }
-        }
-    }
+/// The defects' names, as the mock's `POST /__mock/tokens` takes them.
+enum TokenDefectNames {
+    static let all = TokenDefect.names
 }

@@ -190,3 +190,20 @@ def test_native_sign_in_with_a_defect(mock):
     assert bad["identityToken"].endswith(".")
     with pytest.raises(jwt.InvalidTokenError):
         CarefulVerifier(mock.url).verify(bad["identityToken"])
+
+
+def test_cli_token_prints_the_token_alone_and_refuses_an_unknown_defect(mock):
+    result = run_cli("token", "--server", mock.url, "--user", "alice", "--client", CLIENT, "--defect", "wrong-audience")
+    assert result.returncode == 0, result.stderr
+    token = result.stdout.strip()
+    assert jwt.decode(token, options={"verify_signature": False})["aud"] == "com.attacker.app"
+    twin = run_cli("token", "--server", mock.url, "--user", "alice", "--client", CLIENT).stdout.strip()
+    assert CarefulVerifier(mock.url).verify(twin)["aud"] == CLIENT
+    notification = run_cli("token", "--server", mock.url, "--user", "alice", "--notification", "--type", "email-disabled", "--json")
+    assert set(json.loads(notification.stdout)) == {"payload", "defect", "check"}
+    refused = run_cli("token", "--server", mock.url, "--user", "alice", "--defect", "sloppy")
+    assert refused.returncode == 2 and "--defect: unknown defect \"sloppy\"" in refused.stderr
+    no_user = run_cli("token", "--server", mock.url)
+    assert no_user.returncode == 2 and "--user is required" in no_user.stderr
+    stray = run_cli("token", "--server", mock.url, "--user", "alice", "--type", "consent-revoked")
+    assert stray.returncode == 2 and "--type needs --notification" in stray.stderr

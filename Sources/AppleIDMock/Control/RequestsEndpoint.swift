@@ -5,7 +5,8 @@ import MiniHTTP
 ///
 /// `GET [?method=&path=&client_id=&grant_type=&status=&control=&after=&limit=&wait=S]`: the kept
 /// requests matching every filter given, oldest first (`{"requests": [...], "last": ID, "missed":
-/// N}`); with `wait`, holds the request up to S seconds (at most 60) until a matching one lands.
+/// N, "newest": ID}`; `newest`, the id of the newest request kept whatever the filters, marks
+/// "from here on" for a later `after`); with `wait`, holds the request up to S seconds (at most 60) until a matching one lands.
 /// `GET /__mock/requests/count?…` answers `{"count": N}` (WireMock's `verify`: "exactly once").
 /// `DELETE` forgets them all (`{"cleared": N}`). With the journal off (`serve --journal off`)
 /// each answers 409.
@@ -25,6 +26,7 @@ struct RequestsEndpoint: Sendable {
         answer["requests"] = .array(page.entries.map { .object($0.json) })
         answer["last"] = .int(Int64(clamping: page.entries.last?.id ?? filter.after))
         answer["missed"] = .int(Int64(clamping: page.missed))
+        answer["newest"] = .int(Int64(clamping: journal.lastID))
         return ControlResponse.json(.object(answer))
     }
 
