@@ -267,7 +267,8 @@ def test_readme_synopsis_names_every_option_of_every_command():
     synopsis = of_kind("synopsis")
     assert len(synopsis) == 1, f"expected one synopsis block, found {synopsis}"
     commands = [[], ["serve"], ["client-secret"], ["keys", "generate"], ["keys"], ["tls", "generate"], ["scenario"],
-                ["sign-in"], ["clock"], ["reset"], ["event"], ["events"], ["requests"], ["health"], ["notifications", "listen"]]
+                ["sign-in"], ["token"], ["audit"], ["clock"], ["reset"], ["event"], ["events"], ["requests"], ["health"],
+                ["notifications", "listen"]]
     missing = []
     for command in commands:
         result = subprocess.run([BINARY, *command, "--help"], capture_output=True, text=True, timeout=30)
