@@ -35,6 +35,7 @@ final class CompatibilityKnobsTests: XCTestCase {
         changed.jwksCacheControl = "no-store"
         changed.eventsClaimFormat = changed.eventsClaimFormat == .string ? .object : .string
         changed.notificationRetryDelays = [1, 2]
+        changed.relayDomain = .privateRelayAppleID
         // Every field differs from its default, so a knob that is not read or not written shows.
         for (field, (left, right)) in zip(Mirror(reflecting: changed).children, zip(Mirror(reflecting: changed).children, Mirror(reflecting: Compatibility()).children)) {
             XCTAssertNotEqual(String(describing: left.value), String(describing: right.value), "\(field.label ?? "?") left at its default")

@@ -444,7 +444,7 @@ final class ControlRoutesTests: XCTestCase {
         func team(_ teamID: String) -> String {
             #"{"relay_email":"\#(Identity.relayAddress(teamID: teamID, userID: id))","relay_forwarding":true,"sub":"\#(teamSub(id, team: teamID))","team_id":"\#(teamID)"}"#
         }
-        assertControl(response, 201, #"{"deleted":false,"email":"\#(id)@example.com","family_name":"Carlson","given_name":"Carol","hide_email":true,"id":"\#(id)","real_user_status":1,"teams":[\#(team("MOCKTEAM01")),\#(team(Self.teamB))]}"#)
+        assertControl(response, 201, #"{"deleted":false,"email":"\#(id)@example.com","family_name":"Carlson","given_name":"Carol","hide_email":true,"id":"\#(id)","real_user_status":1,"relay_domain":"private.icloud.com","teams":[\#(team("MOCKTEAM01")),\#(team(Self.teamB))]}"#)
         let teams = try XCTUnwrap(try jsonObject(response.body)["teams"]?.arrayValue)
         for entry in teams {
             XCTAssertTrue(matches(entry.objectValue?["relay_email"]?.stringValue, relayPattern))
@@ -461,6 +461,14 @@ final class ControlRoutesTests: XCTestCase {
         XCTAssertEqual(users[3]["given_name"], "")
         XCTAssertEqual(users[3]["hide_email"], false)
         XCTAssertEqual(users[3]["real_user_status"], .int(2))
+        XCTAssertEqual(users[3]["relay_domain"], "private.icloud.com")
+        // A user on the legacy domain: the same local part, the old domain, in every team.
+        let legacy = freshUserID()
+        let old = try jsonObject(try server.postJSON("/__mock/users", #"{"id":"\#(legacy)","email":"\#(legacy)@example.com","relay_domain":"privaterelay.appleid.com"}"#).body)
+        XCTAssertEqual(old["relay_domain"], "privaterelay.appleid.com")
+        XCTAssertEqual(old["teams"]?.arrayValue?.compactMap { $0.objectValue?["relay_email"]?.stringValue },
+                       ["MOCKTEAM01", Self.teamB].map { Identity.relayAddress(teamID: $0, userID: legacy, domain: .privateRelayAppleID) })
+        XCTAssertTrue(Identity.relayAddress(teamID: "MOCKTEAM01", userID: legacy, domain: .privateRelayAppleID).hasSuffix("@privaterelay.appleid.com"))
     }
 
     func testUsersRoute_RefusesDuplicateMissingAndBadFields() throws {
@@ -482,7 +490,9 @@ final class ControlRoutesTests: XCTestCase {
         assertControl(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","hide_email":"yes"}"#), 400,
                       #"{"error":"expected true or false","field":"hide_email"}"#)
         assertControl(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","phone":"1"}"#), 400,
-                      #"{"error":"unknown field (expected one of: id, email, given_name, family_name, hide_email, real_user_status)","field":"phone"}"#)
+                      #"{"error":"unknown field (expected one of: id, email, given_name, family_name, hide_email, real_user_status, relay_domain)","field":"phone"}"#)
+        assertControl(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","relay_domain":"icloud.com"}"#), 400,
+                      #"{"error":"expected \"private.icloud.com\" or \"privaterelay.appleid.com\"","field":"relay_domain"}"#)
         let users = try XCTUnwrap(try jsonObject(try server.get("/__mock/users").body)["users"]?.arrayValue)
         XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", id])
         // Twin: the same user with every field right is accepted.

@@ -1,4 +1,5 @@
 import AppleIDMock
+import Foundation
 import JOSE
 import MiniHTTP
 import XCTest
@@ -36,6 +37,41 @@ final class IdentityTokenEndpointTests: XCTestCase {
         XCTAssertEqual(claims["email_verified"], true)
     }
 
+    func testIdentityToken_RelayDomain_NewOnPrivateICloud_LegacyByKnobOrUser_PrivateOnBoth() async throws {
+        // Today's Apple: private.icloud.com. The scenario-wide knob moves everyone to the legacy
+        // domain; a user's own relay_domain wins over the knob.
+        var document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(Scenario.default.prettyJSON.utf8)) as? [String: Any])
+        var compatibility = try XCTUnwrap(document["compatibility"] as? [String: Any])
+        compatibility["relay_domain"] = "privaterelay.appleid.com"
+        document["compatibility"] = compatibility
+        document["users"] = [["id": "bob", "email": "bob@example.com", "hide_email": true],
+                             ["id": "carol", "email": "carol@example.com", "hide_email": true, "relay_domain": "private.icloud.com"]]
+        let scenario = try Scenario.load(json: Array(try JSONSerialization.data(withJSONObject: document)))
+        XCTAssertEqual(scenario.users.map(\.relayDomain), [.privateRelayAppleID, .privateICloud])
+        let mock = try inMemoryMock { $0.scenario = scenario }
+        addTeardownBlock { await mock.stop() }
+        for (user, domain) in [("bob", "privaterelay.appleid.com"), ("carol", "private.icloud.com")] {
+            let answer = try jsonObject(await post(mock, #"{"user":"\#(user)"}"#).body)
+            let claims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue)).payloadJSON)
+            XCTAssertEqual(claims["email"], .string(Identity.relayAddress(teamID: "MOCKTEAM01", userID: user, domain: RelayDomain(rawValue: domain)!)))
+            XCTAssertTrue(claims["email"]?.stringValue?.hasSuffix("@" + domain) == true, user)
+            XCTAssertEqual(claims["is_private_email"], true, user)
+        }
+        // The twin: a real address is not private; a domain that only looks like a relay one is not either.
+        XCTAssertTrue(Identity.isRelayAddress("x8sqp2dgvv@PRIVATE.icloud.com"))
+        XCTAssertFalse(Identity.isRelayAddress("x8sqp2dgvv@icloud.com"))
+        XCTAssertFalse(Identity.isRelayAddress("x8sqp2dgvv@private.icloud.com.example"))
+        let plain = try jsonObject(await post(mock, #"{"user":"bob","hide_email":false}"#).body)
+        let plainClaims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(plain["id_token"]?.stringValue)).payloadJSON)
+        XCTAssertEqual(plainClaims["email"], "bob@example.com")
+        XCTAssertNil(plainClaims["is_private_email"])
+        // A bad value is refused at its path.
+        document["users"] = [["id": "u", "email": "u@example.com", "relay_domain": "icloud.com"]]
+        XCTAssertThrowsError(try Scenario.load(json: Array(try JSONSerialization.data(withJSONObject: document)))) { error in
+            XCTAssertTrue(String(describing: error).contains("users[0].relay_domain"), String(describing: error))
+        }
+    }
+
     func testIdentityToken_RejectsBadRequestsNamingTheField() async throws {
         let mock = try inMemoryMock()
         addTeardownBlock { await mock.stop() }
@@ -61,7 +97,7 @@ final class IdentityTokenEndpointTests: XCTestCase {
         XCTAssertNotEqual(sub, Identity.subject(teamID: "OTHERTEAM1", userID: "alice"))
         XCTAssertNotEqual(sub, Identity.subject(teamID: "MOCKTEAM01", userID: "bob"))
         let relay = Identity.relayAddress(teamID: "MOCKTEAM01", userID: "bob")
-        XCTAssertNotNil(relay.range(of: #"^[a-z0-9]{10}@privaterelay\.appleid\.com$"#, options: .regularExpression), relay)
+        XCTAssertNotNil(relay.range(of: relayPattern, options: .regularExpression), relay)
         XCTAssertNotEqual(relay, Identity.relayAddress(teamID: "OTHERTEAM1", userID: "bob"))
     }
 }

@@ -26,7 +26,15 @@ let otherWebRedirect = "https://app.example.com/callback"
 let accessTokenPattern = #"^a[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
 let refreshTokenPattern = #"^r[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
 let codePattern = #"^c[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
-let relayPattern = #"^[a-z0-9]{10}@privaterelay\.appleid\.com$"#
+/// A relay address on the domain Apple issues new ones on (apple-reference.md §6).
+let relayPattern = #"^[a-z0-9]{10}@private\.icloud\.com$"#
+
+extension Identity {
+    /// The relay address a user of today's default scenario gets: on `private.icloud.com`.
+    static func relayAddress(teamID: String, userID: String) -> String {
+        relayAddress(teamID: teamID, userID: userID, domain: .issued)
+    }
+}
 
 /// Starts the mock with the clock frozen at `frozenNow`, then applies `adjust`.
 func startFrozenMock(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDMockServer {

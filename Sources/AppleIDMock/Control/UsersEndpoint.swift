@@ -4,21 +4,30 @@ import MiniHTTP
 /// `/__mock/users`: users at runtime. A CI suite can give every test a fresh user, so "first
 /// login" never leaks between tests.
 ///
-/// - `POST /__mock/users` `{"id", "email", "given_name"?, "family_name"?, "hide_email"?, "real_user_status"?}`
-///   → 201, the user with its `sub` and relay address per team; a duplicate id → 409
+/// - `POST /__mock/users` `{"id", "email", "given_name"?, "family_name"?, "hide_email"?, "real_user_status"?,
+///   "relay_domain"?}` → 201, the user with its `sub` and relay address per team; a duplicate id → 409
 /// - `GET /__mock/users` → `{"users": [...]}`, each with `deleted`
 struct UsersEndpoint: Sendable {
     let domain: AppleIDDomain
 
     /// Adds a user.
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"])
+        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"])
         let status = try body.optionalInt("real_user_status") ?? 2
         guard (0...2).contains(status) else { throw ControlRequest.Failure(message: "expected 0, 1 or 2", field: "real_user_status") }
+        var relayDomain = domain.scenario.compatibility.relayDomain
+        if let name = try body.optionalString("relay_domain", maxBytes: 64) {
+            guard let chosen = RelayDomain(rawValue: name) else {
+                let expected = RelayDomain.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+                throw ControlRequest.Failure(message: "expected \(expected)", field: "relay_domain")
+            }
+            relayDomain = chosen
+        }
         let user = Scenario.User(id: try body.string("id"), email: try body.string("email"),
                                  givenName: try body.optionalString("given_name", maxBytes: 256) ?? "",
                                  familyName: try body.optionalString("family_name", maxBytes: 256) ?? "",
-                                 hideEmail: try body.optionalBool("hide_email") ?? false, realUserStatus: Int(status))
+                                 hideEmail: try body.optionalBool("hide_email") ?? false, realUserStatus: Int(status),
+                                 relayDomain: relayDomain)
         let added = try domain.addUser(user)
         return ControlResponse.json(.object(json(UserAccount(user: added, addedAtRuntime: true))), status: HTTPStatus(201))
     }
@@ -38,12 +47,13 @@ struct UsersEndpoint: Sendable {
         object["family_name"] = .string(user.familyName)
         object["hide_email"] = .bool(user.hideEmail)
         object["real_user_status"] = .int(Int64(user.realUserStatus))
+        object["relay_domain"] = .string(user.relayDomain.rawValue)
         object["deleted"] = .bool(account.deleted)
         object["teams"] = .array(domain.scenario.teams.map { team in
             var entry = JSONObject()
             entry["team_id"] = .string(team.teamID)
             entry["sub"] = .string(Identity.subject(teamID: team.teamID, userID: user.id))
-            entry["relay_email"] = .string(Identity.relayAddress(teamID: team.teamID, userID: user.id))
+            entry["relay_email"] = .string(Identity.relayAddress(teamID: team.teamID, user: user))
             entry["relay_forwarding"] = .bool(!account.relayDisabledTeams.contains(team.teamID))
             return .object(entry)
         })

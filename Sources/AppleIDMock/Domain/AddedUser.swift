@@ -13,6 +13,6 @@ public struct AddedUser: Sendable, Equatable {
     public init(user: Scenario.User, teams: [Scenario.Team]) {
         self.user = user
         subjects = teams.map { Identity.subject(teamID: $0.teamID, userID: user.id) }
-        relayAddresses = teams.map { Identity.relayAddress(teamID: $0.teamID, userID: user.id) }
+        relayAddresses = teams.map { Identity.relayAddress(teamID: $0.teamID, user: user) }
     }
 }

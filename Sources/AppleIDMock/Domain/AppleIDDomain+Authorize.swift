@@ -137,7 +137,7 @@ extension AppleIDDomain {
                 userJSON["name"] = .object(name)
             }
             if requested.contains("email") {
-                let email = result.hideEmail ? Identity.relayAddress(teamID: result.entry.team.teamID, userID: result.user.id) : result.user.email
+                let email = result.hideEmail ? Identity.relayAddress(teamID: result.entry.team.teamID, user: result.user) : result.user.email
                 userJSON["email"] = .string(email)
             }
             parameters.append(("user", String(decoding: JSONWriter.compact(.object(userJSON)), as: UTF8.self)))

@@ -40,7 +40,7 @@ extension AppleIDDomain {
             guard let (resolved, _) = world.resolveUser(userID) else { return (nil, nil) }
             let teamID = entry.team.teamID
             let milliseconds = scenario.compatibility.eventTimeUnit == .milliseconds
-            let email = type == .emailDisabled || type == .emailEnabled ? Identity.relayAddress(teamID: teamID, userID: resolved) : nil
+            let email = type == .emailDisabled || type == .emailEnabled ? world.relayAddress(teamID: teamID, userID: resolved) : nil
             return (AccountEventRecord(type: type, userID: resolved, teamID: teamID, groupID: entry.groupID,
                                        subject: Identity.subject(teamID: teamID, userID: resolved), eventTime: milliseconds ? now * 1000 : now,
                                        at: now, email: email, notificationID: Base64URL.encode(SHA256.hash(Array("\(resolved) \(clientID) \(now)".utf8)))

@@ -55,7 +55,7 @@ extension AppleIDDomain {
             throw Self.nativeError(error)
         }
         let email = result.isFirst && result.consentScopes.contains("email")
-            ? (result.hideEmail ? Identity.relayAddress(teamID: entry.team.teamID, userID: result.user.id) : result.user.email) : nil
+            ? (result.hideEmail ? Identity.relayAddress(teamID: entry.team.teamID, user: result.user) : result.user.email) : nil
         let fullName = result.isFirst && result.consentScopes.contains("name") ? (result.user.givenName, result.user.familyName) : nil
         return NativeCredential(user: result.claims.subject, identityToken: try sign(result.claims, with: result.signingKey, defect: defect),
                                 authorizationCode: result.code ?? "", email: email, fullName: fullName,

@@ -16,19 +16,25 @@ public enum Identity {
         return "\(head).\(hex).\(tail)"
     }
 
-    /// Ten lower-case letters and digits `@privaterelay.appleid.com`, e.g. `ep9ks2tnph@…` (§6).
-    public static func relayAddress(teamID: String, userID: String) -> String {
+    /// The user's relay address in the team, on the user's relay domain.
+    public static func relayAddress(teamID: String, user: Scenario.User) -> String {
+        relayAddress(teamID: teamID, userID: user.id, domain: user.relayDomain)
+    }
+
+    /// Ten lower-case letters and digits at the relay domain, e.g. `ep9ks2tnph@private.icloud.com`
+    /// (§6). The local part depends on the team and user only.
+    public static func relayAddress(teamID: String, userID: String, domain: RelayDomain) -> String {
         #if DEBUG
         derivationCounter?.increment()
         #endif
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
         let digest = SHA256.hash(Array("relay|\(teamID)|\(userID)".utf8))
-        return String(digest[0..<10].map { alphabet[Int($0) % alphabet.count] }) + "@privaterelay.appleid.com"
+        return String(digest[0..<10].map { alphabet[Int($0) % alphabet.count] }) + "@" + domain.rawValue
     }
 
-    /// Whether `email` is a private relay address.
+    /// Whether `email` is a private relay address, on either relay domain.
     public static func isRelayAddress(_ email: String) -> Bool {
-        email.hasSuffix("@privaterelay.appleid.com")
+        RelayDomain(address: email) != nil
     }
 }
 

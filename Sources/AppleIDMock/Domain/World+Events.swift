@@ -40,7 +40,7 @@ extension World {
             }
             changes.emit(.relayForwardingChanged(userID: userID, teamID: teamID, enabled: type == .emailEnabled))
             var record = accountEventRecord(type, key: key, now: now, timelineIndex: timelineIndex, changes: &changes)
-            record.email = Identity.relayAddress(teamID: teamID, userID: userID)
+            record.email = relayAddress(teamID: teamID, userID: userID)
             changes.emit(.accountEvent(record))
         }
     }

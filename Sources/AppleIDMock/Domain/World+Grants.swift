@@ -60,7 +60,7 @@ extension World {
         let consent = Consent(id: nextConsentID, scopes: scopes, hideEmail: hideEmail, grantedAt: now)
         let grant = ConsentGrant(userID: key.userID, teamID: key.teamID, groupID: key.groupID, consentID: consent.id, scopes: scopes,
                                  hideEmail: hideEmail,
-                                 relayAddress: hideEmail ? Identity.relayAddress(teamID: key.teamID, userID: key.userID) : nil, at: now)
+                                 relayAddress: hideEmail ? relayAddress(teamID: key.teamID, userID: key.userID) : nil, at: now)
         return (consent, grant)
     }
 

@@ -28,7 +28,7 @@ extension World {
             answer["sub"] = .string(Identity.subject(teamID: teamID, userID: account.user.id))
             if hidEmail(userID: account.user.id, teamID: record.fromTeam) {
                 // Relay addresses are team-scoped (§6): the receiving team gets its own.
-                answer["email"] = .string(Identity.relayAddress(teamID: teamID, userID: account.user.id))
+                answer["email"] = .string(Identity.relayAddress(teamID: teamID, user: account.user))
                 answer["is_private_email"] = true
             }
             return answer

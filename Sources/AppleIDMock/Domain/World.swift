@@ -98,7 +98,13 @@ struct World: Sendable {
 
     /// The address Apple shows the app: the real one, or the team's relay address (§6).
     func email(for user: Scenario.User, team teamID: String, hidden: Bool) -> String {
-        hidden ? Identity.relayAddress(teamID: teamID, userID: user.id) : user.email
+        hidden ? Identity.relayAddress(teamID: teamID, user: user) : user.email
+    }
+
+    /// The relay address of the user with this id in the team (on the scenario's relay domain
+    /// for an id the mock does not know, which no caller passes).
+    func relayAddress(teamID: String, userID: String) -> String {
+        Identity.relayAddress(teamID: teamID, userID: userID, domain: users[userID]?.user.relayDomain ?? context.scenario.compatibility.relayDomain)
     }
 
     /// The live transfer of `userID` into `toTeam`, if any (§8: 60 days).

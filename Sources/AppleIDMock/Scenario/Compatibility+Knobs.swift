@@ -47,6 +47,7 @@ extension Compatibility {
     static let knobs: [Knob] = [
         .choice("email_verified", \.emailVerified),
         .choice("is_private_email", \.isPrivateEmail),
+        .choice("relay_domain", \.relayDomain),
         .string("default_response_mode", \.defaultResponseMode, allowed: ["query", "fragment", "form_post"]),
         .bool("refresh_returns_id_token", \.refreshReturnsIDToken),
         .bool("refresh_returns_refresh_token", \.refreshReturnsRefreshToken),

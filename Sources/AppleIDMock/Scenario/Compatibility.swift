@@ -99,6 +99,11 @@ public struct Compatibility: Sendable, Equatable {
         case object
     }
 
+    /// The domain of new relay addresses (§6): `private.icloud.com`, where Apple issues them
+    /// since summer 2026, or `privaterelay.appleid.com`, where earlier ones stay. A user's own
+    /// `relay_domain` overrides it, so one suite can hold users of both.
+    public var relayDomain: RelayDomain = .issued
+
     /// Today's Apple.
     public init() {}
 }

@@ -93,6 +93,7 @@ extension Scenario.User {
         object["family_name"] = .string(familyName)
         object["hide_email"] = .bool(hideEmail)
         object["real_user_status"] = .int(Int64(realUserStatus))
+        object["relay_domain"] = .string(relayDomain.rawValue)
         return .object(object)
     }
 }

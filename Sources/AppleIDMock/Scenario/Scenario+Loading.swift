@@ -68,11 +68,13 @@ extension Scenario {
         let teams = teamItems.compactMap { readTeam($0.0, at: $0.1, reader) }
         let userItems = reader.array(top, "users", at: root, required: true)
         if top["users"] != nil && userItems.isEmpty, case .array = top["users"] { reader.report("users", "expected at least one user") }
-        let users = userItems.compactMap { readUser($0.0, at: $0.1, reader) }
+        // The knobs first: a user's relay domain defaults to `compatibility.relay_domain`.
+        let compatibility = top["compatibility"].map { readCompatibility($0, at: "compatibility", reader) } ?? Compatibility()
+        let users = userItems.compactMap { readUser($0.0, at: $0.1, relayDomain: compatibility.relayDomain, reader) }
         var scenario = Scenario(teams: teams, users: users)
+        scenario.compatibility = compatibility
         if let value = top["signing_keys"] { scenario.signingKeys = readSigningKeys(value, at: "signing_keys", reader) }
         if let value = top["lifetimes"] { scenario.lifetimes = readLifetimes(value, at: "lifetimes", reader) }
-        if let value = top["compatibility"] { scenario.compatibility = readCompatibility(value, at: "compatibility", reader) }
         if let value = top["auto_approve"], value != .null { scenario.autoApprove = readAutoApprove(value, at: "auto_approve", reader) }
         if let value = top["clock"] { scenario.clock = readClock(value, at: "clock", reader) }
         // JSON integers are read as Int64: a file's seed is 0 to Int64.max (`--seed` takes any UInt64).
@@ -128,15 +130,16 @@ extension Scenario {
         return Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary, notificationURL: notificationURL)
     }
 
-    private static func readUser(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> User? {
+    private static func readUser(_ value: JSONValue, at path: String, relayDomain: RelayDomain, _ reader: ScenarioReader) -> User? {
         guard let object = reader.object(value, at: path,
-                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"]) else { return nil }
+                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"]) else { return nil }
         return User(id: reader.string(object, "id", at: path, check: ScenarioRules.userID),
                     email: reader.string(object, "email", at: path, check: ScenarioRules.email),
                     givenName: reader.string(object, "given_name", at: path, default: ""),
                     familyName: reader.string(object, "family_name", at: path, default: ""),
                     hideEmail: reader.bool(object, "hide_email", at: path, default: false),
-                    realUserStatus: reader.int(object, "real_user_status", at: path, default: 2, range: 0...2))
+                    realUserStatus: reader.int(object, "real_user_status", at: path, default: 2, range: 0...2),
+                    relayDomain: reader.choice(object, "relay_domain", at: path, default: relayDomain))
     }
 
     private static func readSigningKeys(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys {

@@ -155,15 +155,20 @@ public struct Scenario: Sendable, Equatable {
         public var hideEmail: Bool
         /// 0 Unsupported, 1 Unknown, 2 LikelyReal (apple-reference.md §4).
         public var realUserStatus: Int
+        /// The domain of the user's relay addresses (`relay_domain`; the scenario's
+        /// `compatibility.relay_domain` when the user names none).
+        public var relayDomain: RelayDomain
 
         /// A user from its parts.
-        public init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2) {
+        public init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2,
+                    relayDomain: RelayDomain = .issued) {
             self.id = id
             self.email = email
             self.givenName = givenName
             self.familyName = familyName
             self.hideEmail = hideEmail
             self.realUserStatus = realUserStatus
+            self.relayDomain = relayDomain
         }
     }
 
