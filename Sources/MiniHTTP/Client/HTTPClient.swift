@@ -95,7 +95,9 @@ public struct HTTPClient: Sendable {
         }
     }
 
-    private static func connect(_ host: String, _ port: Int, deadline: UInt64) throws(Failure) -> Int32 {
+    /// Connects a non-blocking, close-on-exec TCP socket to `host:port` (each resolved address in
+    /// turn) by the deadline; the caller owns the descriptor. Shared with `SMTPClient`.
+    static func connect(_ host: String, _ port: Int, deadline: UInt64) throws(Failure) -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
@@ -133,7 +135,8 @@ public struct HTTPClient: Sendable {
         throw .connect("\(host):\(port): \(lastError)")
     }
 
-    private static func write(_ fd: Int32, _ bytes: [UInt8], deadline: UInt64) throws(Failure) {
+    /// Sends all of `bytes` by the deadline; `what` names the wait in a timeout. Shared with `SMTPClient`.
+    static func write(_ fd: Int32, _ bytes: [UInt8], deadline: UInt64, doing what: String = "sending the request") throws(Failure) {
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes { raw in
@@ -143,12 +146,15 @@ public struct HTTPClient: Sendable {
             case .success(let count): sent += count
             case .failure(let error):
                 guard error.isWouldBlock else { throw .connect("send: \(error)") }
-                try poll(fd, events: Int16(POLLOUT), deadline: deadline, doing: "sending the request")
+                try poll(fd, events: Int16(POLLOUT), deadline: deadline, doing: what)
             }
         }
     }
 
-    private static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, deadline: UInt64) throws(Failure) -> Int {
+    /// Reads what has arrived into `buffer`, waiting for it until the deadline; 0 at the end of the
+    /// stream or a reset. `what` names the wait in a timeout. Shared with `SMTPClient`.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, deadline: UInt64,
+                     doing what: String = "waiting for the answer") throws(Failure) -> Int {
         while true {
             do {
                 return try Syscall.read(fd, buffer.baseAddress!, buffer.count)
@@ -157,7 +163,7 @@ public struct HTTPClient: Sendable {
                     if error.isDisconnect { return 0 }
                     throw .connect("read: \(error)")
                 }
-                try poll(fd, events: Int16(POLLIN), deadline: deadline, doing: "waiting for the answer")
+                try poll(fd, events: Int16(POLLIN), deadline: deadline, doing: what)
             }
         }
     }
