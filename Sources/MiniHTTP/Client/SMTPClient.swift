@@ -185,9 +185,13 @@ public struct SMTPClient: Sendable {
 extension SMTPClient {
     /// One connection's commands and replies.
     struct Exchange {
+        /// The connected socket (owned by `send`).
         let fd: Int32
+        /// Seconds for each command and its reply.
         let timeout: Double
+        /// Replies read so far.
         var reader: ReplyReader
+        /// Where reads land; freed by `deallocate()`.
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
 
         /// Frees the read buffer.

@@ -90,13 +90,16 @@ public struct SMTPSession: Sendable {
     public let limits: SMTPLimits
     /// True when the owner can run TLS on this connection (STARTTLS is offered until it has).
     public let tlsAvailable: Bool
+    /// Asked for verdicts on senders, recipients and messages.
     let handler: any SMTPHandler
 
+    /// Where the conversation stands.
     var phase: Phase = .command
     /// True after `tlsStarted()`.
     var tlsActive = false
     /// The EHLO/HELO argument, nil until one was accepted.
     var heloName: String?
+    /// The mail transaction in progress, nil outside one.
     var transaction: Transaction?
     /// Protocol errors so far, against `limits.maxErrors`.
     var errors = 0
@@ -106,6 +109,7 @@ public struct SMTPSession: Sendable {
     var lineTooLong = false
     /// The last byte was a CR not yet known to start a CRLF.
     var pendingCR = false
+    /// The message being received (empty outside the data phase).
     var incoming = Incoming()
 
     /// A session that has not yet greeted: send `greeting` first.
