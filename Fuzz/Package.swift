@@ -6,7 +6,7 @@ import PackageDescription
 // `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`. Build and run them with `scripts/fuzz`
 // (`swift build --sanitize fuzzer --sanitize address`), never with a plain `swift build`.
 let fuzzTargets = ["HTTPRequestParserFuzzer", "HTTPFormFuzzer", "CompactJWSFuzzer", "ScenarioFuzzer",
-                   "ScenarioServeFuzzer"]
+                   "ScenarioServeFuzzer", "SMTPSessionFuzzer"]
 
 let package = Package(
     name: "AppleIDMockFuzz",
