@@ -55,6 +55,16 @@ public final class AppleIDMockServer: Sendable {
         }
         http.host = configuration.host
         http.port = configuration.port
+        if let smtpPort = configuration.smtpPort {
+            var smtp = SMTPServerConfiguration(handler: assembly.mailHandler)
+            smtp.host = configuration.host
+            smtp.port = smtpPort
+            smtp.hostname = "appleid-mock"
+            smtp.tls = http.tls
+            smtp.idleTimeout = configuration.smtpIdleTimeout
+            smtp.limits.maxMessageBytes = assembly.domain.scenario.mail.maxMessageBytes
+            http.smtp = smtp
+        }
         if let journal = assembly.journal {
             http.observer = http.observer.map { ObserverPair(first: journal, second: $0) } ?? journal
         }
@@ -73,6 +83,7 @@ public final class AppleIDMockServer: Sendable {
                                         + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
         }
         assembly.startTicking()
+        assembly.mailForwarder?.start()
         return AppleIDMockServer(http: server, baseURL: baseURL, assembly: assembly, configuration: configuration)
     }
 
@@ -92,6 +103,12 @@ public final class AppleIDMockServer: Sendable {
     /// The bound port.
     public var port: Int { http.port }
 
+    /// The bound SMTP port, when `smtpPort` was set.
+    public var smtpPort: Int? { http.smtpPort }
+
+    /// What the SMTP port received, with the relay's verdicts.
+    public var mail: MailBox { assembly.mailbox }
+
     /// `http://HOST:PORT` as bound (`https://` when serving TLS).
     public var listenURL: String { http.url }
 
@@ -102,6 +119,7 @@ public final class AppleIDMockServer: Sendable {
         assembly.domain.state.releaseReaders()
         assembly.notifications.releaseReaders()
         assembly.journal?.releaseReaders()
+        assembly.mailbox.releaseReaders()
         http.shutdown()
     }
 

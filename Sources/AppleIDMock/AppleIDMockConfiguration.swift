@@ -68,6 +68,14 @@ public struct AppleIDMockConfiguration: Sendable {
     /// Whether the mock keeps the request journal (`GET /__mock/requests`, `requests(matching:)`);
     /// `serve --journal off` turns it off, and its routes answer 409.
     public var journal = true
+    /// The SMTP port standing in for Apple's Private Email Relay (`serve --smtp-port`): nil (the
+    /// default) serves none; 0 picks a free port (`AppleIDMockServer.smtpPort` says which).
+    public var smtpPort: Int?
+    /// Seconds an SMTP client may stay silent before it is told 421 and let go.
+    public var smtpIdleTimeout: Double = 300
+    /// `smtp://HOST:PORT`: where forwarded and direct mail goes on to (a catcher such as Mailpit);
+    /// nil keeps it in the mailbox only.
+    public var mailForward: String?
 
     /// The defaults.
     public init() {}

@@ -11,6 +11,8 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
     case bind(SocketError)
     /// The TLS certificate or key could not be used.
     case tls(TLSServerContext.Failure)
+    /// `mailForward` is not `smtp://HOST:PORT`.
+    case mailForward(String)
 
     /// A one-line (or, for scenarios, one-per-problem) explanation.
     public var description: String {
@@ -25,6 +27,7 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
                 "cannot listen: \(error)"
             }
         case .tls(let error): "TLS: \(error)"
+        case .mailForward(let value): "--mail-forward: expected smtp://HOST:PORT, found \"\(value)\""
         }
     }
 }

@@ -18,6 +18,12 @@ final class MockAssembly: Sendable {
     let routes: RouteTable
     /// The request journal; nil with `journal` off.
     let journal: RequestJournal?
+    /// What the SMTP port received (empty while it serves none).
+    let mailbox: MailBox
+    /// Sends mail on to `--mail-forward`; nil without it.
+    let mailForwarder: MailForwarder?
+    /// The SMTP port's decisions.
+    let mailHandler: RelayMailHandler
     /// The once-a-second tick, while it runs.
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     /// Set when the mock stops: a key catch-up on the work thread ends early.
@@ -40,9 +46,21 @@ final class MockAssembly: Sendable {
             LoopThread.start(name: name, body)
         }
         let journal = configuration.journal ? RequestJournal(capacity: domain.scenario.journalCapacity, realTime: configuration.realTime) : nil
+        let mailbox = MailBox(capacity: domain.scenario.mail.capacity, maxBytes: domain.scenario.mail.maxBytes)
+        if let target = configuration.mailForward {
+            guard let forwarder = MailForwarder(target: target, mailbox: mailbox, log: configuration.logger(.warn)) else {
+                notifications.stopNow()
+                throw .mailForward(target)
+            }
+            mailForwarder = forwarder
+        } else {
+            mailForwarder = nil
+        }
+        self.mailbox = mailbox
+        mailHandler = RelayMailHandler(domain: domain, mailbox: mailbox, forwarder: mailForwarder, log: configuration.logger(.info))
         routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
                               requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil), journal: journal,
-                              faults: faults)
+                              faults: faults, mail: mailbox)
         journal?.attach(routes)
         self.journal = journal
         notificationGrace = configuration.notificationShutdownGrace
@@ -81,6 +99,8 @@ final class MockAssembly: Sendable {
         stopTicking()
         domain.state.releaseReaders()
         journal?.releaseReaders()
+        mailbox.releaseReaders()
+        mailForwarder?.stop()
         notifications.releaseReaders()
         await ticker.withLock { $0 }?.value
         for record in await notifications.stop(grace: notificationGrace) {

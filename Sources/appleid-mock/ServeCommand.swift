@@ -11,6 +11,7 @@ enum ServeCommand {
                         [--notification-ca FILE] [--notification-timeout SECONDS]
                         [--tls-cert FILE --tls-key FILE] [--control-token TOKEN]
                         [--log-level LEVEL] [--seed N] [--journal on|off]
+                        [--smtp-port PORT] [--mail-forward smtp://HOST:PORT]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -57,11 +58,21 @@ enum ServeCommand {
                         request and its answer, for tests to assert on (GET /__mock/requests,
                         `appleid-mock requests`); the newest 10,000 (scenario "journal")
 
+      --smtp-port PORT  also serve SMTP on PORT (0: any free one), as    APPLEID_MOCK_SMTP_PORT
+                        Apple's Private Email Relay: mail to a relay address is forwarded
+                        only from a domain or address the team registered (scenario
+                        "email_sources"), refused with 550 otherwise or when the user turned
+                        forwarding off or deleted the account; other addresses are kept as
+                        direct mail. STARTTLS with --tls-cert. Read it with GET /__mock/mail
+                        or `appleid-mock mail` (default: no SMTP)
+      --mail-forward smtp://HOST:PORT  send forwarded mail (to the real   APPLEID_MOCK_MAIL_FORWARD
+                        address) and direct mail on to a catcher such as Mailpit
+
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
 
-    Prints exactly one line, "listening on http://HOST:PORT" (https with TLS), once it accepts
-    connections.
+    Prints "listening on http://HOST:PORT" (https with TLS) once it accepts connections, and
+    with --smtp-port a second line, "smtp on smtp://HOST:PORT".
     """
 
     static let options: [String: String] = [
@@ -71,6 +82,7 @@ enum ServeCommand {
         "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
         "tls-key": "APPLEID_MOCK_TLS_KEY", "control-token": "APPLEID_MOCK_CONTROL_TOKEN",
         "log-level": "APPLEID_MOCK_LOG_LEVEL", "seed": "APPLEID_MOCK_SEED", "journal": "APPLEID_MOCK_JOURNAL",
+        "smtp-port": "APPLEID_MOCK_SMTP_PORT", "mail-forward": "APPLEID_MOCK_MAIL_FORWARD",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -102,6 +114,16 @@ enum ServeCommand {
         if let journal = parsed.options["journal"] {
             guard journal == "on" || journal == "off" else { throw UsageError(message: "--journal expects on or off, got \"\(journal)\"", usage: usage) }
             configuration.journal = journal == "on"
+        }
+        if parsed.options["smtp-port"] != nil {
+            configuration.smtpPort = try parsed.integer("smtp-port", default: 2525, range: 0...65535, usage: usage)
+        }
+        if let target = parsed.options["mail-forward"] {
+            guard MailBox.isForwardTarget(target) else {
+                throw UsageError(message: "--mail-forward expects smtp://HOST:PORT, got \"\(target)\"", usage: usage)
+            }
+            guard parsed.options["smtp-port"] != nil else { throw UsageError(message: "--mail-forward needs --smtp-port", usage: usage) }
+            configuration.mailForward = target
         }
         if let host = parsed.options["host"] {
             guard isBindableHost(host) else {
@@ -175,10 +197,14 @@ enum ServeCommand {
         } catch {
             switch error {
             case .bind: throw CommandFailure(message: "\(error)", status: 1)
-            case .keys, .scenario, .tls: throw CommandFailure(message: "\(error)", status: 2)
+            case .keys, .scenario, .tls, .mailForward: throw CommandFailure(message: "\(error)", status: 2)
             }
         }
         Output.out("listening on \(server.listenURL)")
+        if let smtpPort = server.smtpPort {
+            let host = server.http.host.contains(":") ? "[\(server.http.host)]" : server.http.host
+            Output.out("smtp on smtp://\(host):\(smtpPort)")
+        }
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
         server.stop()

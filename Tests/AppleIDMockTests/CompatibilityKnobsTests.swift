@@ -36,6 +36,7 @@ final class CompatibilityKnobsTests: XCTestCase {
         changed.eventsClaimFormat = changed.eventsClaimFormat == .string ? .object : .string
         changed.notificationRetryDelays = [1, 2]
         changed.relayDomain = .privateRelayAppleID
+        changed.relayRefusal = "5.7.1 <{recipient}>: relay not permitted"
         // Every field differs from its default, so a knob that is not read or not written shows.
         for (field, (left, right)) in zip(Mirror(reflecting: changed).children, zip(Mirror(reflecting: changed).children, Mirror(reflecting: Compatibility()).children)) {
             XCTAssertNotEqual(String(describing: left.value), String(describing: right.value), "\(field.label ?? "?") left at its default")

@@ -5,7 +5,8 @@ enum Routes {
     /// Builds the immutable route table over `domain`; `requests` says on the log why Apple's
     /// endpoints refused a request (and, at `debug`, what every route answered).
     static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard, notifications: NotificationDeliverer? = nil,
-                      requests: RequestLog = .silent, journal: RequestJournal? = nil, faults: FaultBook? = nil) -> RouteTable {
+                      requests: RequestLog = .silent, journal: RequestJournal? = nil, faults: FaultBook? = nil,
+                      mail: MailBox? = nil) -> RouteTable {
         var router = Router()
         // Faults act on Apple's routes only, never on /__mock.
         let faults = faults ?? FaultBook(scenario: domain.scenario.faults, seed: domain.faultSeed, state: domain.state)
@@ -57,7 +58,7 @@ enum Routes {
         let users = UsersEndpoint(domain: domain)
         router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)), summary: "Every user with account state")
         router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)),
-                   summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status"])
+                   summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"])
         router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain, faults: faults).handle)),
                    summary: "Back to the scenario's initial state; queued notifications abandoned")
         router.add(.get, "/__mock/credential-state", logging: requests, control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)),
@@ -86,6 +87,12 @@ enum Routes {
         router.add(.get, "/__mock/requests/count", logging: requests, control.wrap(.deferred(journaled.count)),
                    summary: "How many journaled requests match (\"exactly once\")", reads: filters)
         router.add(.delete, "/__mock/requests", logging: requests, control.wrap(.immediate(journaled.clear)), summary: "Forgets every journaled request")
+        let mailbox = MailEndpoint(mailbox: mail)
+        router.add(.get, "/__mock/mail", logging: requests, control.wrap(.deferred(mailbox.list)),
+                   summary: "What the SMTP port received, with the relay's verdicts, long-polled", reads: ["after", "limit", "wait"])
+        router.add(.delete, "/__mock/mail", logging: requests, control.wrap(.immediate(mailbox.clear)), summary: "Forgets every message")
+        router.add(.get, "/__mock/mail/{id}", logging: requests, control.wrap(.deferred(mailbox.show)), summary: "One message, decoded")
+        router.add(.get, "/__mock/mail/{id}/raw", logging: requests, control.wrap(.immediate(mailbox.raw)), summary: "One message's bytes as received")
         // Under /__mock/, what no route takes is answered in the control API's JSON behind the
         // guard: 404, and 405 for a route asked with another method. Apple's paths keep
         // MiniHTTP's answers.

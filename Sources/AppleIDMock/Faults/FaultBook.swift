@@ -67,7 +67,7 @@ final class FaultBook: Sendable {
         let random = seed ?? SeededRandom(entropy: SecureRandom.bytes(32))
         state.withLock { state in
             state = State(random: random)
-            for spec in initial { Self.install(spec, into: &state) }
+            for spec in initial { _ = Self.install(spec, into: &state) }
             recount(state)
         }
     }

@@ -100,6 +100,12 @@ extension Compatibility {
                 reader.report(ScenarioReader.child(path, "notification_retry_delays"), "expected an array of at most 10 delays in seconds, each from 0 to 3600")
             }
         }, write: { .array($0.notificationRetryDelays.map { .int(Int64($0)) }) }),
+        Knob(name: "relay_refusal", read: { knobs, object, path, reader in
+            knobs.relayRefusal = reader.string(object, "relay_refusal", at: path, default: knobs.relayRefusal) { text in
+                !text.isEmpty && text.utf8.count <= 400 && text.utf8.allSatisfy({ $0 >= 32 && $0 < 127 })
+                    ? nil : "expected 1 to 400 printable ASCII characters (an SMTP reply line)"
+            }
+        }, write: { .string($0.relayRefusal) }),
     ]
 
     /// The JSON keys of the `compatibility` object, in the order they are written, then former

@@ -104,6 +104,11 @@ public struct Compatibility: Sendable, Equatable {
     /// `relay_domain` overrides it, so one suite can hold users of both.
     public var relayDomain: RelayDomain = .issued
 
+    /// The text after `550` when the relay refuses a recipient (§6): `{sender}` stands for the
+    /// envelope sender, `{recipient}` for the relay address. As observed from Apple's relay, the
+    /// sender named in brackets.
+    public var relayRefusal: String = "5.1.1 <{sender}>: unauthorized sender"
+
     /// Today's Apple.
     public init() {}
 }

@@ -6,7 +6,7 @@ extension Scenario {
     ///
     /// Team `MOCKTEAM01` with developer key `MOCKKEY001`, App ID `com.example.app`, Services ID
     /// `com.example.web` returning to `https://app.example.com/callback` and
-    /// `http://localhost:3000/callback`; users `alice` (shares her email) and `bob` (hides his).
+    /// `http://localhost:3000/callback`, sending mail from `example.com`; users `alice` (shares her email) and `bob` (hides his).
     public static let `default` = Scenario(
         teams: [
             Team(
@@ -17,7 +17,8 @@ extension Scenario {
                     Client(clientID: "com.example.web", kind: .servicesID,
                            redirectURIs: ["https://app.example.com/callback", "http://localhost:3000/callback"],
                            primaryAppID: "com.example.app"),
-                ]
+                ],
+                emailSources: EmailSources(domains: ["example.com"])
             ),
         ],
         users: [

@@ -52,6 +52,8 @@ extension Scenario {
         // the file is refused at load instead of seeding another stream.
         top["seed"] = seed.map { Int64(exactly: $0).map(JSONValue.int) ?? .double(Double($0)) } ?? .null
         top["journal"] = .object(["capacity": .int(Int64(journalCapacity))])
+        top["mail"] = .object(["capacity": .int(Int64(mail.capacity)), "max_bytes": .int(Int64(mail.maxBytes)),
+                               "max_message_bytes": .int(Int64(mail.maxMessageBytes))])
         top["faults"] = .array(faults.map { .object($0.json) })
         return .object(top)
     }
@@ -80,6 +82,8 @@ extension Scenario.Team {
             return .object(entry)
         })
         object["notification_url"] = notificationURL.map(JSONValue.string) ?? .null
+        object["email_sources"] = .object(["domains": .array(emailSources.domains.map(JSONValue.string)),
+                                           "addresses": .array(emailSources.addresses.map(JSONValue.string))])
         return .object(object)
     }
 }

@@ -60,7 +60,7 @@ extension Scenario {
     private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
         let root = "$"
         guard let top = reader.object(document, at: root,
-                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events", "seed", "journal", "faults"]) else {
+                                      known: ["teams", "users", "signing_keys", "lifetimes", "compatibility", "auto_approve", "clock", "events", "seed", "journal", "faults", "mail"]) else {
             return Scenario(teams: [], users: [])
         }
         let teamItems = reader.array(top, "teams", at: root, required: true)
@@ -82,6 +82,12 @@ extension Scenario {
         if let value = top["journal"], let object = reader.object(value, at: "journal", known: ["capacity"]) {
             scenario.journalCapacity = reader.int(object, "capacity", at: "journal", default: scenario.journalCapacity, range: 1...RequestJournal.maxCapacity)
         }
+        if let value = top["mail"], let object = reader.object(value, at: "mail", known: ["capacity", "max_bytes", "max_message_bytes"]) {
+            scenario.mail.capacity = reader.int(object, "capacity", at: "mail", default: scenario.mail.capacity, range: 1...100_000)
+            scenario.mail.maxBytes = reader.int(object, "max_bytes", at: "mail", default: scenario.mail.maxBytes, range: 1024...(1 << 30))
+            scenario.mail.maxMessageBytes = reader.int(object, "max_message_bytes", at: "mail", default: scenario.mail.maxMessageBytes,
+                                                       range: 1024...(64 << 20))
+        }
         let eventItems = reader.array(top, "events", at: root, required: false)
         if eventItems.count > 1000 { reader.report("events", "expected at most 1000 events") }
         scenario.events = eventItems.prefix(1000).compactMap { readTimelineEvent($0.0, at: $0.1, reader) }
@@ -100,7 +106,9 @@ extension Scenario {
     }
 
     private static func readTeam(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Team? {
-        guard let object = reader.object(value, at: path, known: ["team_id", "developer_keys", "clients", "notification_url"]) else { return nil }
+        guard let object = reader.object(value, at: path, known: ["team_id", "developer_keys", "clients", "notification_url", "email_sources"]) else {
+            return nil
+        }
         let teamID = reader.string(object, "team_id", at: path, check: ScenarioRules.appleID(kind: "Team ID"))
         let keys = reader.array(object, "developer_keys", at: path, required: true).compactMap { item, keyPath -> DeveloperKey? in
             guard let key = reader.object(item, at: keyPath, known: ["key_id", "public_key"]) else { return nil }
@@ -109,7 +117,17 @@ extension Scenario {
         }
         let clients = reader.array(object, "clients", at: path, required: true).compactMap { readClient($0.0, at: $0.1, reader) }
         let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.notificationURL)
-        return Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL)
+        var sources = EmailSources()
+        if let value = object["email_sources"], value != .null, let sourcesObject = reader.object(value, at: "\(path).email_sources", known: ["domains", "addresses"]) {
+            let at = "\(path).email_sources"
+            let domains = reader.array(sourcesObject, "domains", at: at, required: false).map { reader.string($0.0, at: $0.1, check: ScenarioRules.mailDomain) }
+            let addresses = reader.array(sourcesObject, "addresses", at: at, required: false).map { reader.string($0.0, at: $0.1, check: ScenarioRules.email) }
+            if domains.count + addresses.count > EmailSources.maxCount {
+                reader.report(at, "expected at most \(EmailSources.maxCount) domains and addresses together")
+            }
+            sources = EmailSources(domains: domains, addresses: addresses)
+        }
+        return Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL, emailSources: sources)
     }
 
     private static func readClient(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Client? {

@@ -25,6 +25,8 @@ public struct Scenario: Sendable, Equatable {
     public var journalCapacity: Int = 10_000
     /// Faults installed at start and after every reset (`faults`, at most `FaultSpec.maxCount`).
     public var faults: [FaultSpec] = []
+    /// The mailbox of the SMTP port.
+    public var mail = MailSettings()
 
     /// An account event at a fixed point of the mock clock.
     public struct TimelineEvent: Sendable, Equatable {
@@ -86,14 +88,56 @@ public struct Scenario: Sendable, Equatable {
         public var clients: [Client]
         /// Server-to-server notification endpoint, registered on the primary App ID (§7).
         public var notificationURL: String?
+        /// The domains and addresses registered to send mail to the team's relay addresses (§6).
+        public var emailSources: EmailSources
 
         /// A team from its parts.
-        public init(teamID: String, developerKeys: [DeveloperKey], clients: [Client], notificationURL: String? = nil) {
+        public init(teamID: String, developerKeys: [DeveloperKey], clients: [Client], notificationURL: String? = nil,
+                    emailSources: EmailSources = EmailSources()) {
             self.teamID = teamID
             self.developerKeys = developerKeys
             self.clients = clients
             self.notificationURL = notificationURL
+            self.emailSources = emailSources
         }
+    }
+
+    /// A team's registered email sources (`email_sources`): mail to its relay addresses is
+    /// forwarded only when the envelope sender's domain is exactly one of `domains` or the
+    /// sender is one of `addresses` (apple-reference.md §6). Stored lower-case.
+    public struct EmailSources: Sendable, Equatable {
+        /// Most entries (domains and addresses together) a team registers.
+        public static let maxCount = 100
+        /// Sending domains, e.g. `mail.example.com` (a subdomain is its own entry).
+        public var domains: [String]
+        /// Single sending addresses, e.g. `noreply@example.org`.
+        public var addresses: [String]
+
+        /// Sources from their parts (lower-cased here).
+        public init(domains: [String] = [], addresses: [String] = []) {
+            self.domains = domains.map { $0.lowercased() }
+            self.addresses = addresses.map { $0.lowercased() }
+        }
+
+        /// Whether mail from `sender` (an envelope address, any case) may reach the team's users.
+        public func allow(_ sender: String) -> Bool {
+            let address = sender.lowercased()
+            guard let at = address.lastIndex(of: "@") else { return false }
+            return addresses.contains(address) || domains.contains(String(address[address.index(after: at)...]))
+        }
+    }
+
+    /// The mailbox that keeps what the SMTP port received (`mail`).
+    public struct MailSettings: Sendable, Equatable {
+        /// Most messages kept; the oldest go first.
+        public var capacity: Int = 1000
+        /// Most bytes of messages kept, their raw text counted; the oldest go first.
+        public var maxBytes: Int = 32 * 1024 * 1024
+        /// Largest message accepted (the SMTP `SIZE`); a larger one is refused with 552.
+        public var maxMessageBytes: Int = 10 * 1024 * 1024
+
+        /// The defaults above.
+        public init() {}
     }
 
     /// A Sign in with Apple key: its 10-character Key ID and P-256 public key (PEM).

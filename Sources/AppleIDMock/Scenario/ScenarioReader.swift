@@ -42,6 +42,16 @@ final class ScenarioReader {
         return string
     }
 
+    /// An array item that must be a string; `check` returns a message when it is unacceptable.
+    func string(_ value: JSONValue, at path: String, check: (String) -> String? = { _ in nil }) -> String {
+        guard case .string(let string) = value else {
+            report(path, "expected a string, found \(Self.kind(value))")
+            return ""
+        }
+        if let message = check(string) { report(path, message) }
+        return string
+    }
+
     /// A string that may be absent or null.
     func optionalString(_ object: JSONObject, _ key: String, at path: String, check: (String) -> String? = { _ in nil }) -> String? {
         guard let value = object[key], value != .null else { return nil }

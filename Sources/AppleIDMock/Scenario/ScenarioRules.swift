@@ -40,6 +40,16 @@ public enum ScenarioRules {
             && parts[2].utf8.count == 4 && parts[2].utf8.allSatisfy { (48...57).contains($0) }
     }
 
+    /// A mail domain: dot-separated labels of letters, digits and `-`, at most 253 bytes.
+    static func mailDomain(_ value: String) -> String? {
+        let labels = value.split(separator: ".", omittingEmptySubsequences: false)
+        let fine = value.utf8.count <= 253 && labels.count >= 2 && labels.allSatisfy { label in
+            (1...63).contains(label.utf8.count) && label.utf8.allSatisfy { isWordByte($0) && $0 != 95 }
+                && label.utf8.first != 45 && label.utf8.last != 45
+        }
+        return fine ? nil : "expected a mail domain such as mail.example.com"
+    }
+
     /// A plausible email address: one `@` with text on both sides, no space and no control
     /// character (NUL, TAB, CR, LF, DEL, …; probe N13).
     static func email(_ value: String) -> String? {

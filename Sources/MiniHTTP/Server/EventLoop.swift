@@ -11,6 +11,7 @@ import Synchronization
 final class EventLoop: @unchecked Sendable {
     private static let listenerToken: UInt64 = 0
     private static let wakeToken: UInt64 = 1
+    private static let smtpListenerToken: UInt64 = 2
 
     let routes: RouteTable
     /// The configuration's exchange observer; nil when none is installed.
@@ -29,8 +30,11 @@ final class EventLoop: @unchecked Sendable {
     /// Whether `wakeFD` is still open; held while writing to it.
     private let wakeLock = Mutex(true)
     private var connections: [UInt64: Connection] = [:]
+    /// SMTP clients, when the server carries SMTP too (`HTTPServerConfiguration.smtp`).
+    private var smtpConnections: [UInt64: SMTPConnection] = [:]
     private var nextID: UInt64 = 16
     private var listening = false
+    private var smtpListening = false
     private var listenerPausedUntil: UInt64?
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
@@ -116,6 +120,7 @@ final class EventLoop: @unchecked Sendable {
                     let token = mh_event_data(events + index)
                     switch token {
                     case Self.listenerToken: acceptConnections(now: now)
+                    case Self.smtpListenerToken: acceptSMTPConnections(now: now)
                     case Self.wakeToken:
                         drainWakeups()
                         woken = true
@@ -131,9 +136,10 @@ final class EventLoop: @unchecked Sendable {
                 sweep(now: now, limits: limits)
                 nextSweep = now + UInt64(tick) * 1_000_000
             }
-            if isDraining && ((connections.isEmpty && pendingTasks == 0) || now >= drainDeadline) { break }
+            if isDraining && ((connections.isEmpty && smtpConnections.isEmpty && pendingTasks == 0) || now >= drainDeadline) { break }
         }
         for connection in Array(connections.values) { close(connection) }
+        for connection in Array(smtpConnections.values) { close(connection) }
         // Jobs queued until the very end still run: a connection handed over by another loop
         // is closed and uncounted by `register`, since this loop is draining.
         for job in releaseDescriptors() { job(self) }
@@ -163,7 +169,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func handle(_ token: UInt64, flags: UInt32, now: UInt64) {
-        guard let connection = connections[token] else { return }
+        guard let connection = connections[token] else {
+            smtpConnections[token]?.event(flags, scratch: scratch, now: now)
+            return
+        }
         if flags & MH_EPOLLERR != 0 {
             close(connection)
             return
@@ -251,22 +260,109 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func addListener() throws(SocketError) {
-        try Syscall.call("epoll_ctl") {
-            mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, core.listener.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.listenerToken)
+        if !listening {
+            try Syscall.call("epoll_ctl") {
+                mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, core.listener.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.listenerToken)
+            }
+            listening = true
         }
-        listening = true
+        if let smtp = core.smtpListener, !smtpListening {
+            try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, smtp.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.smtpListenerToken) }
+            smtpListening = true
+        }
     }
 
     private func removeListener() {
+        removeHTTPListener()
+        removeSMTPListener()
+    }
+
+    private func removeHTTPListener() {
         guard listening else { return }
         _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, core.listener.fd, 0, Self.listenerToken)
         listening = false
     }
 
-    /// Out of descriptors: stop accepting for a moment instead of spinning on the listener.
+    private func removeSMTPListener() {
+        guard smtpListening, let smtp = core.smtpListener else { return }
+        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, smtp.fd, 0, Self.smtpListenerToken)
+        smtpListening = false
+    }
+
+    /// Out of descriptors: stop accepting for a moment instead of spinning on the listeners.
     private func pauseListener(now: UInt64) {
         removeListener()
         listenerPausedUntil = now + 100_000_000
+    }
+
+    // MARK: - SMTP
+
+    /// Accepts SMTP clients (a bounded burst) and serves them on the loops in turn.
+    private func acceptSMTPConnections(now: UInt64) {
+        guard let listener = core.smtpListener, let smtp = core.configuration.smtp else { return }
+        for _ in 0..<128 {
+            let fd: Int32
+            do {
+                fd = try Syscall.accept(listener.fd)
+            } catch {
+                if error.code == EINVAL {
+                    removeSMTPListener()
+                    return
+                }
+                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
+                    pauseListener(now: now)
+                } else if error.code != ECONNABORTED && !error.isWouldBlock {
+                    HTTPServerLog.write("\(error)")
+                }
+                if error.code == ECONNABORTED { continue }
+                return
+            }
+            // The same limit as HTTP clients: a flood of either cannot take the process's descriptors.
+            guard isDraining == false, core.reserveConnection() else {
+                Syscall.close(fd)
+                continue
+            }
+            try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            if let target = core.loopForNewConnection(), target !== self {
+                if target.execute({ loop in loop.registerSMTP(fd, configuration: smtp, now: Syscall.monotonicNanoseconds()) }) { continue }
+            }
+            registerSMTP(fd, configuration: smtp, now: now)
+        }
+    }
+
+    /// Serves an accepted (and counted) SMTP client on this loop.
+    private func registerSMTP(_ fd: Int32, configuration: SMTPServerConfiguration, now: UInt64) {
+        guard !isDraining else {
+            Syscall.close(fd)
+            core.releaseConnection()
+            return
+        }
+        let id = nextID
+        nextID += 1
+        do {
+            try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id) }
+        } catch {
+            Syscall.close(fd)
+            core.releaseConnection()
+            return
+        }
+        let connection = SMTPConnection(id: id, fd: fd, loop: self, configuration: configuration, now: now)
+        smtpConnections[id] = connection
+        connection.start(now: now)
+    }
+
+    /// Changes the epoll events for an SMTP connection.
+    func modify(fd: Int32, id: UInt64, events: UInt32) {
+        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, id)
+    }
+
+    /// Closes an SMTP connection exactly once and forgets it.
+    func close(_ connection: SMTPConnection) {
+        guard !connection.isClosed else { return }
+        connection.markClosed()
+        smtpConnections[connection.id] = nil
+        Syscall.close(connection.fd)
+        core.releaseConnection()
     }
 
     // MARK: - Timers
@@ -318,6 +414,9 @@ final class EventLoop: @unchecked Sendable {
         for connection in Array(connections.values) where connection.state != .closed {
             connection.checkTimeouts(now: now, limits: limits)
         }
+        for connection in Array(smtpConnections.values) where !connection.isClosed {
+            connection.checkTimeouts(now: now)
+        }
     }
 
     private func drain() {
@@ -331,6 +430,8 @@ final class EventLoop: @unchecked Sendable {
         for connection in Array(connections.values) where connection.state == .reading && !connection.parser.hasPartialRequest {
             close(connection)
         }
+        let now = Syscall.monotonicNanoseconds()
+        for connection in Array(smtpConnections.values) { connection.drain(now: now) }
     }
 
     // MARK: - Connection support

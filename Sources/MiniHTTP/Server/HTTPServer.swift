@@ -16,6 +16,8 @@ public final class HTTPServer: Sendable {
     public let host: String
     /// The bound port (the real one when 0 was configured).
     public let port: Int
+    /// The bound SMTP port when the server carries SMTP (the real one when 0 was configured).
+    public let smtpPort: Int?
     /// Connections this server holds at once: `configuration.maxConnections`, capped so that
     /// clients cannot take the descriptors the process needs for itself (see `connectionLimit`).
     public let maxConnections: Int
@@ -30,6 +32,7 @@ public final class HTTPServer: Sendable {
         self.configuration = core.configuration
         self.host = core.listener.host
         self.port = core.listener.port
+        self.smtpPort = core.smtpListener?.port
         self.maxConnections = core.maxConnections
         self.loops = loops
         self.runningLoops = Atomic(loops.count)
@@ -46,12 +49,22 @@ public final class HTTPServer: Sendable {
         let loopCount = max(1, configuration.eventLoopCount)
         let limit = connectionLimit(configured: configuration.maxConnections, descriptorLimit: descriptorLimit, eventLoops: loopCount)
         let listener = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
-        let core = ServerCore(configuration: configuration, routes: routes, listener: listener, maxConnections: limit)
+        var smtpListener: ListeningSocket?
+        if let smtp = configuration.smtp {
+            do {
+                smtpListener = try ListeningSocket(host: smtp.host, port: smtp.port, backlog: configuration.backlog)
+            } catch {
+                listener.close()
+                throw error
+            }
+        }
+        let core = ServerCore(configuration: configuration, routes: routes, listener: listener, smtpListener: smtpListener, maxConnections: limit)
         var loops: [EventLoop] = []
         do {
             for index in 0..<loopCount { loops.append(try EventLoop(core: core, index: index, of: loopCount)) }
         } catch {
             listener.close()
+            smtpListener?.close()
             throw error
         }
         let server = HTTPServer(core: core, loops: loops)
@@ -92,12 +105,14 @@ public final class HTTPServer: Sendable {
         // Refuse new connections now rather than leaving them queued, unserved, until the last
         // in-flight request ends. The descriptor itself stays open until the loops are done.
         core.listener.stopListening()
+        core.smtpListener?.stopListening()
     }
 
     /// The last loop to end closes the listener, before `waitUntilStopped` can return.
     private func loopEnded() {
         if runningLoops.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
             core.listener.close()
+            core.smtpListener?.close()
             core.forgetLoops()
         }
     }

@@ -27,6 +27,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Sees every exchange, MiniHTTP's own answers and cut-off requests included. Nil (the
     /// default) costs one nil check per request: no exchange value is built, no address read.
     public var observer: (any HTTPExchangeObserver)?
+    /// SMTP on a second port, on the same event loops; nil (the default) serves HTTP only.
+    public var smtp: SMTPServerConfiguration?
 
     /// The defaults above.
     public init() {}

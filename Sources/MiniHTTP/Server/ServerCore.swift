@@ -6,6 +6,8 @@ final class ServerCore: Sendable {
     let configuration: HTTPServerConfiguration
     let routes: RouteTable
     let listener: ListeningSocket
+    /// The SMTP port's socket, when the server carries SMTP (`configuration.smtp`).
+    let smtpListener: ListeningSocket?
     /// Connections held at once: `configuration.maxConnections` capped by the descriptor limit.
     let maxConnections: Int
     private let open = Atomic<Int>(0)
@@ -17,10 +19,12 @@ final class ServerCore: Sendable {
     private let placements = Atomic<Int>(0)
     private let interestChanges = Atomic<Int>(0)
 
-    init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket, maxConnections: Int) {
+    init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket, smtpListener: ListeningSocket? = nil,
+         maxConnections: Int) {
         self.configuration = configuration
         self.routes = routes
         self.listener = listener
+        self.smtpListener = smtpListener
         self.maxConnections = maxConnections
     }
 

@@ -1,0 +1,77 @@
+import MiniHTTP
+
+/// The SMTP port's decisions, as Apple's Private Email Relay makes them (apple-reference.md §6):
+/// each recipient gets the relay's verdict at `RCPT TO` (a refused one is answered 550 with the
+/// scenario's `relay_refusal` text and kept in the mailbox with its reason); a message is kept
+/// with the verdict on each recipient, and copies go on to `--mail-forward` when set: a
+/// forwarded one to the user's real address with `Delivered-To:` naming it (the `To:` header
+/// keeps the relay address, as observed), direct mail as it came. Runs on the event loops: every
+/// call is an index lookup and a short lock, never I/O.
+struct RelayMailHandler: SMTPHandler {
+    let domain: AppleIDDomain
+    let mailbox: MailBox
+    let forwarder: MailForwarder?
+    let log: @Sendable (String) -> Void
+
+    func sender(_ address: String, heloName: String) -> SMTPReply? { nil }
+
+    func recipient(_ address: String, sender: String) -> SMTPReply? {
+        let verdict = domain.relayVerdict(sender: sender, recipient: address)
+        guard case .refuse(_, let reason) = verdict else { return nil }
+        let reply = refusal(sender: sender, recipient: address)
+        log("mail from <\(sender)> to <\(address)> refused: \(reason)")
+        mailbox.append(MailRecord(id: 0, at: domain.state.now, heloName: "", overTLS: false, sender: sender,
+                                  recipients: [.init(address: address, verdict: verdict, reply: reply.lines.first.map { "550 \($0)" })], raw: nil))
+        return reply
+    }
+
+    func deliver(_ message: SMTPMessage) -> SMTPReply? {
+        // The verdicts again: an account deleted or forwarding turned off between RCPT and the
+        // final dot stops the copy as Apple's relay would.
+        let recipients = message.recipients.map { address in
+            MailRecord.Recipient(address: address, verdict: domain.relayVerdict(sender: message.sender, recipient: address), reply: nil)
+        }
+        var record = MailRecord(id: 0, at: domain.state.now, heloName: message.heloName, overTLS: message.overTLS, sender: message.sender,
+                                recipients: recipients, raw: message.data)
+        let onward = forwarder == nil ? [] : copies(of: message, recipients: recipients)
+        if let forwarder, !onward.isEmpty { record.forwarding = .init(target: forwarder.target, outcome: .pending, error: nil) }
+        let id = mailbox.append(record)
+        for var copy in onward {
+            copy.recordID = id
+            forwarder?.enqueue(copy)
+        }
+        return SMTPReply(250, "2.0.0", "Ok: queued as \(id)")
+    }
+
+    /// The 550 for a refused recipient, from the scenario's text.
+    private func refusal(sender: String, recipient: String) -> SMTPReply {
+        let text = domain.scenario.compatibility.relayRefusal
+            .replacing("{sender}", with: Self.printable(sender))
+            .replacing("{recipient}", with: Self.printable(recipient))
+        return SMTPReply(code: 550, lines: [text])
+    }
+
+    /// The copies to send on: one per forwarded recipient (its own `Delivered-To:`), one for all direct ones.
+    private func copies(of message: SMTPMessage, recipients: [MailRecord.Recipient]) -> [MailForwarder.Job] {
+        var jobs: [MailForwarder.Job] = []
+        var direct: [String] = []
+        for recipient in recipients {
+            switch recipient.verdict {
+            case .forward(_, let real, _, _):
+                jobs.append(.init(recordID: 0, sender: message.sender, recipients: [real],
+                                  data: Array("Delivered-To: \(real)\r\n".utf8) + message.data))
+            case .direct(let address):
+                direct.append(address)
+            case .refuse:
+                break
+            }
+        }
+        if !direct.isEmpty { jobs.append(.init(recordID: 0, sender: message.sender, recipients: direct, data: message.data)) }
+        return jobs
+    }
+
+    /// `text` with anything but printable ASCII dropped: a reply line carries no CR, LF or NUL.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 32 && $0.value < 127 }.prefix(256)))
+    }
+}

@@ -1,0 +1,280 @@
+import CMiniHTTP
+import Glibc
+
+/// One SMTP client's connection on an event loop, confined to the loop's thread: the socket
+/// (plain, then TLS after `STARTTLS`), the replies waiting to leave, and the `SMTPSession` that
+/// decides them. The session is pure; this class only moves bytes and keeps time.
+///
+/// Replies are written as they are made. A client that sends commands without reading the
+/// replies is not read further once `maxPendingOutput` bytes wait for it, so what it costs
+/// stays bounded; the write timeout then drops it.
+final class SMTPConnection {
+    /// Reply bytes that may wait for a client before its input is no longer read.
+    static let maxPendingOutput = 64 * 1024
+
+    let id: UInt64
+    let fd: Int32
+    unowned let loop: EventLoop
+    private let configuration: SMTPServerConfiguration
+    private var session: SMTPSession
+    private(set) var isClosed = false
+    /// The TLS session once `STARTTLS` was answered; nil while plain.
+    private(set) var tls: TLSServerSession?
+    /// A TLS handshake is under way (after the `220` to `STARTTLS` left).
+    private var handshaking = false
+    /// What TLS waits for besides the connection's own events (0: nothing).
+    private var tlsWants: UInt32 = 0
+    /// Epoll events currently registered.
+    private var interest: UInt32 = MH_EPOLLIN
+    private var output: [UInt8] = []
+    private var outputSent = 0
+    /// Close once the queued replies are out (QUIT, a fatal error, the idle timeout, draining).
+    private var closeAfterWrite = false
+    /// Begin the TLS handshake once the queued replies are out.
+    private var startTLSAfterWrite = false
+    /// Monotonic ns of the client's last bytes (or of the connection's start, or of the
+    /// handshake's end): the idle timeout counts from here.
+    private var lastInput: UInt64
+    /// Monotonic ns since when replies have been waiting to leave; nil when none wait.
+    private var writePendingSince: UInt64?
+
+    init(id: UInt64, fd: Int32, loop: EventLoop, configuration: SMTPServerConfiguration, now: UInt64) {
+        self.id = id
+        self.fd = fd
+        self.loop = loop
+        self.configuration = configuration
+        self.session = SMTPSession(hostname: configuration.hostname, limits: configuration.limits,
+                                   tlsAvailable: configuration.tls != nil, handler: configuration.handler)
+        self.lastInput = now
+    }
+
+    /// Sends the greeting.
+    func start(now: UInt64) {
+        queue(session.greeting, now: now)
+        flush(now: now)
+    }
+
+    /// Epoll reported `flags` for this connection.
+    func event(_ flags: UInt32, scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        if flags & MH_EPOLLERR != 0 {
+            loop.close(self)
+            return
+        }
+        if handshaking {
+            continueHandshake(now: now)
+            return
+        }
+        if flags & MH_EPOLLOUT != 0 || (tlsWants == MH_EPOLLIN && flags & MH_EPOLLIN != 0 && outputSent < output.count) {
+            flush(now: now)
+        }
+        guard !isClosed else { return }
+        if flags & MH_EPOLLIN != 0 && acceptsInput {
+            read(into: scratch, now: now)
+        } else if flags & MH_EPOLLHUP != 0 {
+            loop.close(self)
+        }
+    }
+
+    /// Whether the client's bytes are read now.
+    private var acceptsInput: Bool {
+        !closeAfterWrite && !startTLSAfterWrite && !handshaking && output.count - outputSent < Self.maxPendingOutput
+    }
+
+    /// Reads what the socket has (a bounded amount per turn) and feeds it to the session.
+    private func read(into scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        var total = 0
+        while total < 4 * scratch.count && acceptsInput {
+            guard let count = receive(into: scratch) else { break }
+            if count == 0 {
+                // The client is gone: nothing it could still read matters.
+                loop.close(self)
+                return
+            }
+            total += count
+            lastInput = now
+            let answer = session.receive(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+            queue(answer.bytes, now: now)
+            switch answer.action {
+            case .none: break
+            case .close: closeAfterWrite = true
+            case .startTLS: startTLSAfterWrite = true
+            }
+            if tls == nil && count < scratch.count { break }
+        }
+        guard !isClosed else { return }
+        flush(now: now)
+    }
+
+    /// Writes queued replies until done or the socket is full, then does what waited for them.
+    private func flush(now: UInt64) {
+        while outputSent < output.count {
+            let sent = output.withUnsafeBytes { bytes in transmit(bytes.baseAddress! + outputSent, bytes.count - outputSent) }
+            guard let sent else {
+                if !isClosed { updateInterest() }
+                return
+            }
+            outputSent += sent
+        }
+        output.removeAll(keepingCapacity: output.capacity <= 16 * 1024)
+        outputSent = 0
+        writePendingSince = nil
+        if closeAfterWrite {
+            loop.close(self)
+            return
+        }
+        if startTLSAfterWrite {
+            startTLSAfterWrite = false
+            beginTLS(now: now)
+            return
+        }
+        updateInterest()
+    }
+
+    private func queue(_ bytes: [UInt8], now: UInt64) {
+        guard !bytes.isEmpty else { return }
+        if writePendingSince == nil { writePendingSince = now }
+        if output.isEmpty { output = bytes } else { output.append(contentsOf: bytes) }
+    }
+
+    // MARK: - STARTTLS
+
+    private func beginTLS(now: UInt64) {
+        guard let context = configuration.tls, tls == nil, let session = TLSServerSession(context: context, fd: fd) else {
+            loop.close(self)
+            return
+        }
+        tls = session
+        handshaking = true
+        // The handshake is timed like silence: a client that stalls in it is dropped.
+        lastInput = now
+        continueHandshake(now: now)
+    }
+
+    private func continueHandshake(now: UInt64) {
+        guard let tls else { return }
+        switch tls.handshake() {
+        case .done:
+            handshaking = false
+            tlsWants = 0
+            lastInput = now
+            session.tlsStarted()
+            updateInterest()
+        case .wantsRead:
+            tlsWants = MH_EPOLLIN
+            updateInterest()
+        case .wantsWrite:
+            tlsWants = MH_EPOLLOUT
+            updateInterest()
+        case .closed, .failed, .plaintextHTTP:
+            // A client that answers 220 with plain commands is not speaking TLS: nothing it
+            // sends is read as a command (RFC 3207 §4).
+            loop.close(self)
+        }
+    }
+
+    // MARK: - Socket
+
+    /// One read, through TLS when there is TLS: bytes read, 0 at the end, nil when it would
+    /// block; closes the connection on an error (then also nil).
+    private func receive(into scratch: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let tls else {
+            do {
+                return try Syscall.read(fd, scratch.baseAddress!, scratch.count)
+            } catch {
+                if !error.isWouldBlock { loop.close(self) }
+                return nil
+            }
+        }
+        switch tls.read(into: scratch) {
+        case .done(let count):
+            tlsWants = 0
+            return count
+        case .wantsRead:
+            tlsWants = 0
+            return nil
+        case .wantsWrite:
+            tlsWants = MH_EPOLLOUT
+            return nil
+        case .closed:
+            return 0
+        case .failed, .plaintextHTTP:
+            loop.close(self)
+            return nil
+        }
+    }
+
+    /// One write, through TLS when there is TLS: bytes written, nil when it would block; closes
+    /// the connection on an error (then also nil).
+    private func transmit(_ bytes: UnsafeRawPointer, _ count: Int) -> Int? {
+        guard let tls else {
+            do {
+                return try Syscall.send(fd, bytes, count)
+            } catch {
+                if !error.isWouldBlock { loop.close(self) }
+                return nil
+            }
+        }
+        switch tls.write(bytes, count: count) {
+        case .done(let sent):
+            tlsWants = 0
+            return sent
+        case .wantsWrite:
+            tlsWants = 0
+            return nil
+        case .wantsRead:
+            tlsWants = MH_EPOLLIN
+            return nil
+        case .closed, .failed, .plaintextHTTP:
+            loop.close(self)
+            return nil
+        }
+    }
+
+    /// Registers the epoll events the connection needs now.
+    private func updateInterest() {
+        guard !isClosed else { return }
+        var wanted: UInt32 = 0
+        if acceptsInput { wanted |= MH_EPOLLIN }
+        if outputSent < output.count { wanted |= MH_EPOLLOUT }
+        if tlsWants != 0 { wanted = tlsWants }
+        if wanted != interest {
+            interest = wanted
+            loop.modify(fd: fd, id: id, events: wanted)
+        }
+    }
+
+    // MARK: - Time and the end
+
+    /// Applies the timeouts: replies waiting too long drop the connection; a client silent too
+    /// long is told 421 and the connection closes.
+    func checkTimeouts(now: UInt64) {
+        if let since = writePendingSince, Connection.seconds(from: since, to: now) > configuration.writeTimeout {
+            loop.close(self)
+            return
+        }
+        guard !closeAfterWrite, Connection.seconds(from: lastInput, to: now) > configuration.idleTimeout else { return }
+        if handshaking {
+            loop.close(self)
+            return
+        }
+        closeAfterWrite = true
+        startTLSAfterWrite = false
+        queue(session.timeoutReply(), now: now)
+        flush(now: now)
+    }
+
+    /// The server is stopping: a client between messages is told 421 and let go.
+    func drain(now: UInt64) {
+        guard !closeAfterWrite, !handshaking else { return }
+        closeAfterWrite = true
+        startTLSAfterWrite = false
+        queue(Array("421 4.3.2 \(configuration.hostname) Service shutting down\r\n".utf8), now: now)
+        flush(now: now)
+    }
+
+    /// Marks the connection closed (the loop closes the descriptor); sends close_notify over TLS.
+    func markClosed() {
+        isClosed = true
+        tls?.shutdown()
+    }
+}
