@@ -22,6 +22,7 @@ enum CommandLineTool {
                                                    a user revokes, deletes, disables relay mail
            appleid-mock events [--follow]          a running mock's record of what happened, as JSON lines
            appleid-mock requests [--follow|--count] the requests a running mock received, as JSON lines
+           appleid-mock mail [list|show ID|clear]  what a running mock's SMTP port (Private Email Relay) received
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
@@ -51,6 +52,7 @@ enum CommandLineTool {
             case "event": return try EventCommand.run(rest, environment: environment)
             case "events": return try EventsCommand.run(rest, environment: environment)
             case "requests": return try RequestsCommand.run(rest, environment: environment)
+            case "mail": return try MailCommand.run(rest, environment: environment)
             case "health": return try HealthCommand.run(rest, environment: environment)
             case "tls": return try TLSCommand.run(rest)
             case "scenario": return try ScenarioCommand.run(rest)

@@ -8,7 +8,7 @@ final class RouteMetadataTests: XCTestCase {
     func testEveryRoute_HasASummary_AndTheKidRoutesAreTemplates() async throws {
         let mock = try inMemoryMock()
         let routes = mock.routes.routes
-        XCTAssertEqual(routes.count, 36)
+        XCTAssertEqual(routes.count, 40)
         XCTAssertEqual(routes.filter(\.summary.isEmpty).map { "\($0.method) \($0.template)" }, [], "routes without a summary")
         XCTAssertTrue(routes.contains { $0.method == .post && $0.template == "/__mock/keys/{kid}/activate" })
         XCTAssertTrue(routes.contains { $0.method == .delete && $0.template == "/__mock/keys/{kid}" })

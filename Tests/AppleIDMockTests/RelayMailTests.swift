@@ -1,0 +1,270 @@
+import AppleIDMock
+import JOSE
+import MiniHTTP
+import MiniHTTPTesting
+import Synchronization
+import XCTest
+
+/// The SMTP port as Apple's Private Email Relay (apple-reference.md §6), over real sockets: who
+/// may mail a relay address, on both relay domains; the mailbox API; forwarding to a catcher.
+final class RelayMailTests: XCTestCase {
+    static let otherTeam = "OTHERTEAM1"
+
+    /// The default scenario plus a second team (its own sources: a domain and one address) and
+    /// carol, whose relay addresses stay on the legacy domain.
+    private func start(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDMockServer {
+        try startFrozenMock { configuration in
+            configuration.smtpPort = 0
+            var scenario = configuration.scenario
+            scenario.teams.append(Scenario.Team(teamID: Self.otherTeam, developerKeys: [Scenario.DeveloperKey(keyID: "MOCKKEY002",
+                                                                                                          publicKeyPEM: scenario.teams[0].developerKeys[0].publicKeyPEM)],
+                                                clients: [Scenario.Client(clientID: "org.other.app", kind: .appID)],
+                                                emailSources: Scenario.EmailSources(domains: ["other.example"], addresses: ["Billing@Partner.example"])))
+            scenario.users.append(Scenario.User(id: "carol", email: "carol@example.com", givenName: "Carol", familyName: "C", hideEmail: true,
+                                                relayDomain: .privateRelayAppleID))
+            configuration.scenario = scenario
+            adjust(&configuration)
+        }
+    }
+
+    private func relay(_ user: String, team: String = "MOCKTEAM01", domain: RelayDomain = .privateICloud) -> String {
+        Identity.relayAddress(teamID: team, userID: user, domain: domain)
+    }
+
+    /// One whole conversation written at once (pipelined), ending with QUIT: every reply, as sent.
+    private func converse(_ server: AppleIDMockServer, from sender: String, to recipients: [String], body: String = "Subject: Hi\r\n\r\nHello\r\n")
+        throws -> String {
+        let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))
+        defer { client.close() }
+        var script = "EHLO backend.example\r\nMAIL FROM:<\(sender)>\r\n"
+        for recipient in recipients { script += "RCPT TO:<\(recipient)>\r\n" }
+        script += "DATA\r\n\(body).\r\nQUIT\r\n"
+        try client.send(script)
+        return String(decoding: try client.readAll(), as: UTF8.self)
+    }
+
+    private static let greeting = "220 appleid-mock ESMTP AppleIDMock\r\n"
+    private static let ehlo = "250-appleid-mock\r\n250-PIPELINING\r\n250-SIZE 10485760\r\n250-8BITMIME\r\n250 ENHANCEDSTATUSCODES\r\n"
+
+    private func mail(_ server: AppleIDMockServer, _ query: String = "") throws -> [JSONObject] {
+        let response = try server.get("/__mock/mail" + query)
+        XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        return try XCTUnwrap(try jsonObject(response.body)["messages"]?.arrayValue).compactMap(\.objectValue)
+    }
+
+    private func verdicts(_ message: JSONObject) -> [String] {
+        (message["recipients"]?.arrayValue ?? []).compactMap { $0.objectValue?["verdict"]?.stringValue }
+    }
+
+    func testRelay_ForwardsARegisteredSendersMail_OnBothDomains_ToTheRealAddresses() throws {
+        let server = try start()
+        defer { server.stop() }
+        let (bob, carol) = (relay("bob"), relay("carol", domain: .privateRelayAppleID))
+        XCTAssertTrue(bob.hasSuffix("@private.icloud.com") && carol.hasSuffix("@privaterelay.appleid.com"))
+        let transcript = try converse(server, from: "noreply@example.com", to: [bob, carol.uppercased()])
+        XCTAssertEqual(transcript, Self.greeting + Self.ehlo + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n250 2.1.5 Ok\r\n"
+                       + "354 End data with <CR><LF>.<CR><LF>\r\n250 2.0.0 Ok: queued as 1\r\n221 2.0.0 Bye\r\n")
+        let messages = try mail(server)
+        XCTAssertEqual(messages.count, 1)
+        let recipients = try XCTUnwrap(messages[0]["recipients"]?.arrayValue).compactMap(\.objectValue)
+        XCTAssertEqual(recipients.map { $0["real_address"] }, ["bob@example.com", "carol@example.com"])
+        XCTAssertEqual(recipients.map { $0["user"] }, ["bob", "carol"])
+        XCTAssertEqual(verdicts(messages[0]), ["forwarded", "forwarded"])
+        XCTAssertEqual(messages[0]["subject"], "Hi")
+        XCTAssertEqual(messages[0]["text"], "Hello\r\n")
+        XCTAssertEqual(messages[0]["from"], "noreply@example.com")
+    }
+
+    func testRelay_RefusesWhatApplesRelayRefuses_WithTheObservedReply_AndAcceptsEachTwin() throws {
+        let server = try start()
+        defer { server.stop() }
+        let bob = relay("bob")
+        let refused = { (sender: String) in "550 5.1.1 <\(sender)>: unauthorized sender\r\n" }
+        // (sender, recipient, accepted?) — each refusal next to the twin that is accepted.
+        let cases: [(String, String, Bool)] = [
+            ("noreply@example.com", bob, true),
+            ("noreply@example.org", bob, false),                   // unregistered domain
+            ("noreply@mail.example.com", bob, false),              // a subdomain is its own entry
+            ("news@other.example", bob, false),                    // another team's domain
+            ("news@other.example", relay("bob", team: Self.otherTeam), true),
+            ("billing@partner.example", relay("bob", team: Self.otherTeam), true),   // a registered address
+            ("sales@partner.example", relay("bob", team: Self.otherTeam), false),
+            ("", bob, false),                                      // the null sender
+            ("noreply@example.com", "zzzzzzzzzz@private.icloud.com", false),  // no such relay address
+            ("noreply@example.com", relay("bob", domain: .privateRelayAppleID), false),  // bob's local part, the wrong domain
+        ]
+        for (sender, recipient, accepted) in cases {
+            let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))
+            try client.send("EHLO backend.example\r\nMAIL FROM:<\(sender)>\r\nRCPT TO:<\(recipient)>\r\nQUIT\r\n")
+            let transcript = String(decoding: try client.readAll(), as: UTF8.self)
+            client.close()
+            XCTAssertEqual(transcript, Self.greeting + Self.ehlo + "250 2.1.0 Ok\r\n" + (accepted ? "250 2.1.5 Ok\r\n" : refused(sender)) + "221 2.0.0 Bye\r\n",
+                           "\(sender) -> \(recipient)")
+        }
+        // Each refusal is in the mailbox with the developer's reason.
+        let reasons = try mail(server).compactMap { $0["recipients"]?.arrayValue?.first?.objectValue?["reason"]?.stringValue }
+        XCTAssertEqual(reasons.count, 7)
+        XCTAssertEqual(reasons[0], "the sender noreply@example.org is not registered in team MOCKTEAM01's email_sources")
+        XCTAssertEqual(reasons[4], "the null sender <> is not registered in team MOCKTEAM01's email_sources")
+        XCTAssertEqual(reasons[5], "no user has the relay address zzzzzzzzzz@private.icloud.com")
+        // Mail to an address that is not a relay one is kept as direct mail.
+        _ = try converse(server, from: "noreply@example.org", to: ["someone@gmail.example"])
+        XCTAssertEqual(verdicts(try XCTUnwrap(try mail(server).last)), ["direct"])
+    }
+
+    func testRelay_ForwardingOffAndDeletedAccounts_Refused_ForwardingOnAgain_Accepted() throws {
+        let server = try start()
+        defer { server.stop() }
+        let bob = relay("bob")
+        // email-disabled needs bob's consent with his email hidden.
+        XCTAssertEqual(try server.postJSON("/__mock/sign-in", #"{"user":"bob","client_id":"com.example.app"}"#).status, 200)
+        func rcpt() throws -> String {
+            let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))
+            defer { client.close() }
+            try client.send("HELO backend.example\r\nMAIL FROM:<noreply@example.com>\r\nRCPT TO:<\(bob)>\r\nQUIT\r\n")
+            let replies = String(decoding: try client.readAll(), as: UTF8.self).split(separator: "\r\n")
+            return replies.count == 5 ? String(replies[3]) : replies.joined(separator: " | ")
+        }
+        XCTAssertEqual(try rcpt(), "250 2.1.5 Ok")
+        for (type, expected) in [("email-disabled", "550 5.1.1 <noreply@example.com>: unauthorized sender"), ("email-enabled", "250 2.1.5 Ok"),
+                                 ("account-deleted", "550 5.1.1 <noreply@example.com>: unauthorized sender")] {
+            let event = try server.postJSON("/__mock/events", #"{"type":"\#(type)","user":"bob","client_id":"com.example.app"}"#)
+            XCTAssertEqual(event.status, 202, String(decoding: event.body, as: UTF8.self))
+            XCTAssertEqual(try rcpt(), expected, type)
+        }
+        let reasons = try mail(server).compactMap { $0["recipients"]?.arrayValue?.first?.objectValue?["reason"]?.stringValue }
+        XCTAssertEqual(reasons, ["bob turned off forwarding for team MOCKTEAM01 (email-disabled)", "bob deleted their Apple Account"])
+    }
+
+    func testMailbox_ShowRawClearAndLongPoll_BadParametersNamed() throws {
+        let server = try start()
+        defer { server.stop() }
+        let body = "Subject: =?UTF-8?B?V2VsY29tZSDinJM=?=\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nCaf=C3=A9\r\n..dot\r\n"
+        _ = try converse(server, from: "noreply@example.com", to: [relay("bob")], body: body)
+        let shown = try jsonObject(try server.get("/__mock/mail/1").body)
+        XCTAssertEqual(shown["subject"], "Welcome ✓")
+        XCTAssertEqual(shown["text"], "Café\r\n.dot\r\n")
+        let raw = try server.get("/__mock/mail/1/raw")
+        XCTAssertEqual(raw.headers.first { $0.0.lowercased() == "content-type" }?.1, "message/rfc822")
+        XCTAssertEqual(String(decoding: raw.body, as: UTF8.self), body.replacingOccurrences(of: "..dot", with: ".dot"))
+        // A refusal has no message to show raw.
+        _ = try? converse(server, from: "x@nowhere.example", to: [relay("bob")])
+        let refusal = try XCTUnwrap(try mail(server).last?["id"]?.intValue)
+        XCTAssertEqual(try server.get("/__mock/mail/\(refusal)/raw").status, 404)
+        // A long poll answers when the next message arrives.
+        let waiting = Mutex<[JSONObject]?>(nil)
+        let done = expectation(description: "long poll answered")
+        DispatchQueue.global().async {
+            let response = try? server.get("/__mock/mail?after=\(refusal)&wait=10")
+            let found = response.flatMap { try? JSONParser.parse($0.body).objectValue?["messages"]?.arrayValue?.compactMap(\.objectValue) }
+            waiting.withLock { $0 = found }
+            done.fulfill()
+        }
+        _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"])
+        wait(for: [done], timeout: 15)
+        XCTAssertEqual(waiting.withLock { $0 }?.map { verdicts($0) }, [["direct"]])
+        XCTAssertEqual(try mail(server, "?after=1&limit=1").count, 1)
+        for (query, field) in [("?after=abc", "after"), ("?limit=0", "limit"), ("?limit=1001", "limit"), ("?wait=61", "wait"), ("?colour=red", "colour")] {
+            let response = try server.get("/__mock/mail" + query)
+            XCTAssertEqual(response.status, 400, query)
+            XCTAssertEqual(try jsonObject(response.body)["field"], .string(field), query)
+        }
+        XCTAssertEqual(try server.get("/__mock/mail/99").status, 404)
+        XCTAssertEqual(try server.get("/__mock/mail/x").status, 404)
+        XCTAssertEqual(try server.client().roundTrip("DELETE", "/__mock/mail").status, 200)
+        XCTAssertEqual(try mail(server).count, 0)
+        // Ids go on after a clear.
+        _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"])
+        XCTAssertEqual(try mail(server).map { $0["id"]?.intValue }, [4])
+    }
+
+    func testMailbox_KeepsTheNewestWithinItsCapacity() throws {
+        let server = try start { $0.scenario.mail.capacity = 3 }
+        defer { server.stop() }
+        for index in 1...5 { _ = try converse(server, from: "noreply@example.com", to: ["n\(index)@example.net"]) }
+        XCTAssertEqual(try mail(server).map { $0["id"]?.intValue }, [3, 4, 5])
+        XCTAssertEqual(server.mail.usage.count, 3)
+    }
+
+    func testForwarding_SendsForwardedMailToTheRealAddress_WithDeliveredTo_AndDirectMailAsItCame() throws {
+        // A second SMTP listener stands in for Mailpit.
+        let catcher = CatchingHandler()
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.port = 0
+        var smtp = SMTPServerConfiguration(handler: catcher)
+        smtp.port = 0
+        configuration.smtp = smtp
+        let catching = try HTTPServer.start(configuration: configuration, routes: Router().build())
+        defer { catching.stop() }
+        let server = try start { $0.mailForward = "smtp://127.0.0.1:\(catching.smtpPort ?? 0)" }
+        defer { server.stop() }
+        let bob = relay("bob")
+        _ = try converse(server, from: "noreply@example.com", to: [bob, "ops@example.net"], body: "To: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
+        _ = try? converse(server, from: "spam@example.org", to: [bob])
+        let caught = catcher.waitFor(2)
+        XCTAssertEqual(caught.map(\.recipients), [["bob@example.com"], ["ops@example.net"]])
+        XCTAssertEqual(String(decoding: caught.first?.data ?? [], as: UTF8.self),
+                       "Delivered-To: bob@example.com\r\nTo: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
+        XCTAssertEqual(String(decoding: caught.last?.data ?? [], as: UTF8.self), "To: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
+        // The record says where the copy went; the refusal was never forwarded.
+        var outcome: JSONValue?
+        for _ in 0..<200 where outcome != "delivered" {
+            outcome = try jsonObject(try server.get("/__mock/mail/1").body)["forwarding"]?.objectValue?["outcome"]
+            if outcome != "delivered" { usleep(10_000) }
+        }
+        XCTAssertEqual(outcome, "delivered")
+        XCTAssertEqual(try jsonObject(try server.get("/__mock/mail/2").body)["forwarding"], .null)
+        XCTAssertEqual(catcher.count, 2)
+    }
+
+    func testForwarding_ToACatcherThatIsNotThere_IsRecordedAsFailed() throws {
+        let closedPort = try { () throws -> Int in
+            let probe = try HTTPServer.start(configuration: { var c = HTTPServerConfiguration.testing(); c.port = 0; return c }(), routes: Router().build())
+            let port = probe.port
+            probe.stop()
+            return port
+        }()
+        let server = try start { $0.mailForward = "smtp://127.0.0.1:\(closedPort)" }
+        defer { server.stop() }
+        _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"])
+        var forwarding: JSONObject?
+        for _ in 0..<500 where forwarding?["outcome"] != "failed" {
+            forwarding = try jsonObject(try server.get("/__mock/mail/1").body)["forwarding"]?.objectValue
+            if forwarding?["outcome"] != "failed" { usleep(10_000) }
+        }
+        XCTAssertEqual(forwarding?["outcome"], "failed")
+        XCTAssertTrue(forwarding?["error"]?.stringValue?.hasPrefix("connect") == true, "\(String(describing: forwarding))")
+    }
+
+    func testStart_RefusesAForwardTargetThatIsNotSMTP() {
+        for target in ["http://127.0.0.1:25", "smtp://127.0.0.1", "smtp://:25", "smtp://h:0", "smtp://h:70000"] {
+            XCTAssertThrowsError(try start { $0.mailForward = target }, target) { error in
+                XCTAssertEqual("\(error)", "--mail-forward: expected smtp://HOST:PORT, found \"\(target)\"")
+            }
+        }
+    }
+}
+
+/// Keeps every message an SMTP listener is given, accepting all.
+final class CatchingHandler: SMTPHandler {
+    private let messages = Mutex<[SMTPMessage]>([])
+
+    func sender(_ address: String, heloName: String) -> SMTPReply? { nil }
+    func recipient(_ address: String, sender: String) -> SMTPReply? { nil }
+    func deliver(_ message: SMTPMessage) -> SMTPReply? {
+        messages.withLock { $0.append(message) }
+        return nil
+    }
+
+    var count: Int { messages.withLock { $0.count } }
+
+    /// The messages once `count` have come (or what came within 10 seconds).
+    func waitFor(_ count: Int) -> [SMTPMessage] {
+        for _ in 0..<1000 {
+            let now = messages.withLock { $0 }
+            if now.count >= count { return now }
+            usleep(10_000)
+        }
+        return messages.withLock { $0 }
+    }
+}
