@@ -35,6 +35,7 @@ enum BenchCommand {
         switch options.only {
         case .users?: return try measureUsers(options, into: &report)
         case .journal?: return try measureJournal(options, into: &report)
+        case .mail?: return try measureMail(options, into: &report)
         case nil: break
         }
         progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
@@ -75,6 +76,12 @@ enum BenchCommand {
             report.notifications = try NotificationLoad.run(binary: options.server, count: options.notifications, deadline: 300)
         }
         try measureUsers(options, into: &report)
+        try measureMail(options, into: &report)
+    }
+
+    /// The SMTP rows: messages accepted per second, the mailbox's memory, `/auth/keys` beside it.
+    private static func measureMail(_ options: BenchOptions, into report: inout BenchReport) throws {
+        report.mail = try MailLoad.run(binary: options.server, options: options, cores: report.cores, progress: progress)
     }
 
     /// The journal's rows: `/auth/keys` and code exchanges on against `--journal off`, and its memory.

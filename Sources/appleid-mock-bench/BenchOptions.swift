@@ -5,7 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
-                              [--users N] [--only users|journal]
+                              [--users N] [--only users|journal|mail]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -19,6 +19,7 @@ struct BenchOptions {
       --users N          users loaded for the sub-lookup row, against 10 (default 100000, 0 skips it)
       --only users       measure only the sub-lookup row
       --only journal     measure only the journal's rows (on against --journal off)
+      --only mail        measure only the SMTP rows (messages/s, the mailbox's memory, /auth/keys beside it)
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -43,7 +44,7 @@ struct BenchOptions {
     /// Measure only one part (`--only users|journal`); nil measures everything.
     var only: Part?
     /// What `--only` can name.
-    enum Part: String, CaseIterable { case users, journal }
+    enum Part: String, CaseIterable { case users, journal, mail }
     /// Whether the run measures everything, not one part.
     var measuresAll: Bool { only == nil }
     /// Seconds `openssl speed` signs for.
@@ -88,7 +89,7 @@ struct BenchOptions {
             case "--users": users = try count(argument, 0...100_000)
             case "--only":
                 let name = try value(argument)
-                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\" or \"journal\", got \"\(name)\"") }
+                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\", \"journal\" or \"mail\", got \"\(name)\"") }
                 only = part
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")

@@ -15,6 +15,7 @@ struct BenchReport {
     var tls: TLSLoad?
     var userLookups: UserLookupLoad?
     var journal: JournalLoad?
+    var mail: MailLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -24,7 +25,7 @@ struct BenchReport {
     /// Requests that failed anywhere in the run.
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
-            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0)
+            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -93,6 +94,15 @@ struct BenchReport {
             rows.append(["journal memory: ring full -> \(count(Double(journal.journaled))) more requests",
                          "\(mib(journal.residentRingFull)) -> \(mib(journal.residentAfter))", "", String(format: "%+.1f%%", journal.memoryGrowth),
                          "within 10%", met(abs(journal.memoryGrowth) <= 10)])
+        }
+        if let mail {
+            rows.append(["SMTP messages accepted/s (\(mail.size / 1024) KB, \(mail.connections) connections)", count(mail.messagesPerSecond),
+                         "", "", "", ""])
+            rows.append(["SMTP memory: mailbox full -> \(count(Double(mail.messages))) more messages",
+                         "\(mib(mail.residentFull)) -> \(mib(mail.residentAfter))", "", String(format: "%+.1f%%", mail.memoryGrowth),
+                         "within 10%", met(abs(mail.memoryGrowth) <= 10)])
+            rows.append(["/auth/keys req/s with SMTP on vs off (median pair)", count(mail.keysOn), "off " + count(mail.keysOff),
+                         fraction(mail.keysPairRatio), ">= 0.90", met(mail.keysPairRatio >= 0.9)])
         }
         if let idle {
             rows.append(["new client p50, \(options.idleConnections) idle connections open", ms(idle.loadedP50),
@@ -198,6 +208,11 @@ struct BenchReport {
                                   "exchanges_on_per_s": journal.exchangesOn, "exchanges_off_per_s": journal.exchangesOff,
                                   "exchanges_ratio": journal.exchangesRatio, "rss_mib_ring_full": journal.residentRingFull,
                                   "rss_mib_after": journal.residentAfter, "journaled_after_full": journal.journaled]
+        }
+        if let mail {
+            figures["mail"] = ["messages_per_s": mail.messagesPerSecond, "messages": mail.messages, "message_bytes": mail.size,
+                               "connections": mail.connections, "rss_mib_mailbox_full": mail.residentFull, "rss_mib_after": mail.residentAfter,
+                               "keys_smtp_on_per_s": mail.keysOn, "keys_smtp_off_per_s": mail.keysOff, "keys_ratio": mail.keysPairRatio]
         }
         if let lookups = userLookups {
             func run(_ run: UserLookupLoad.Run) -> [String: Any] {

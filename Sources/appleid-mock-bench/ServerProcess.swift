@@ -11,6 +11,8 @@ final class ServerProcess {
     let process: Process
     /// The port it listens on.
     let port: Int
+    /// The SMTP port, when it was started with `--smtp-port` (its second line names it).
+    private(set) var smtpPort: Int?
 
     /// The process id.
     var pid: Int32 { process.processIdentifier }
@@ -38,13 +40,26 @@ final class ServerProcess {
             }
             line += data
         }
-        let text = String(decoding: line, as: UTF8.self)
+        // Only the first line: with --smtp-port the second may have come in the same read.
+        let text = String(decoding: line.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         guard let colon = text.lastIndex(of: ":"),
               let port = Int(text[text.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)) else {
             process.terminate()
             throw Failure(description: "unexpected first line from \(binary): \(text)")
         }
-        return ServerProcess(process: process, port: port)
+        let server = ServerProcess(process: process, port: port)
+        if extra.contains("--smtp-port") {
+            // The rest of the first read, then more until the second line is whole.
+            var rest = Array(line[(line.firstIndex(of: UInt8(ascii: "\n")) ?? line.endIndex)...].dropFirst())
+            while !rest.contains(UInt8(ascii: "\n")) {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                rest += data
+            }
+            let second = String(decoding: rest.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+            server.smtpPort = second.split(separator: ":").last.flatMap { Int($0) }
+        }
+        return server
     }
 
     /// Wraps a process that listens on a known port, once something answers there.
