@@ -15,7 +15,13 @@ final class RawConnection: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port`.
     init(port: Int, timeoutSeconds: Int = 30) throws(Failure) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = try Self.connectedSocket(port: port, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// A blocking TCP socket connected to 127.0.0.1:`port`, with send and receive timeouts and
+    /// Nagle off (also the SMTP load's).
+    static func connectedSocket(port: Int, timeoutSeconds: Int = 30) throws(Failure) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var limit = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -34,6 +40,7 @@ final class RawConnection: @unchecked Sendable {
             close(fd)
             throw Failure(description: "connect: \(String(cString: strerror(code)))")
         }
+        return fd
     }
 
     deinit { close(fd) }

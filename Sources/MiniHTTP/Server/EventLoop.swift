@@ -203,39 +203,56 @@ final class EventLoop: @unchecked Sendable {
                     }
                 }
             } catch {
-                if error.code == EINVAL {
-                    // The listener was shut down by `HTTPServer.shutdown()`; this loop drains next.
-                    removeListener()
-                    return
-                }
-                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
-                    pauseListener(now: now)
-                } else if error.code != ECONNABORTED && !error.isWouldBlock {
-                    HTTPServerLog.write("\(error)")
-                }
-                if error.code == ECONNABORTED { continue }
+                if goesOn(after: error, removing: removeHTTPListener, now: now) { continue }
                 return
             }
-            guard isDraining == false, core.reserveConnection() else {
-                Syscall.close(fd)
-                continue
-            }
-            try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            guard admit(fd) else { continue }
             let peer = observer == nil ? nil : HTTPPeerAddress(address)
-            if let target = core.loopForNewConnection(), target !== self {
-                let handedOver = target.execute { loop in loop.register(fd, peer: peer, now: Syscall.monotonicNanoseconds()) }
-                if handedOver { continue }
-            }
-            register(fd, peer: peer, now: now)
+            place(now: now) { loop, now in loop.register(fd, peer: peer, now: now) }
         }
     }
 
-    /// Serves an accepted (and counted) connection on this loop.
-    private func register(_ fd: Int32, peer: HTTPPeerAddress?, now: UInt64) {
+    /// After a failed accept: whether to try the next one in this burst. A listener shut down
+    /// by `HTTPServer.shutdown()` (EINVAL) is removed, and this loop drains next; out of
+    /// descriptors, the listeners pause for a moment instead of spinning.
+    private func goesOn(after error: SocketError, removing listener: () -> Void, now: UInt64) -> Bool {
+        if error.code == EINVAL {
+            listener()
+            return false
+        }
+        if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
+            pauseListener(now: now)
+        } else if error.code != ECONNABORTED && !error.isWouldBlock {
+            HTTPServerLog.write("\(error)")
+        }
+        return error.code == ECONNABORTED
+    }
+
+    /// Counts an accepted socket against the server's limit and sets it up; false (and the
+    /// socket closed) when draining or full.
+    private func admit(_ fd: Int32) -> Bool {
+        guard isDraining == false, core.reserveConnection() else {
+            Syscall.close(fd)
+            return false
+        }
+        try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        return true
+    }
+
+    /// Serves an admitted connection on the loop whose turn it is (this one, or another by a job).
+    private func place(now: UInt64, _ register: @escaping @Sendable (EventLoop, UInt64) -> Void) {
+        if let target = core.loopForNewConnection(), target !== self,
+           target.execute({ loop in register(loop, Syscall.monotonicNanoseconds()) }) { return }
+        register(self, now)
+    }
+
+    /// Adds an accepted (and counted) socket to this loop's epoll under a new id; nil (the
+    /// socket closed and uncounted) when the loop drains or epoll refuses it.
+    private func watch(_ fd: Int32) -> UInt64? {
         guard !isDraining else {
             Syscall.close(fd)
             core.releaseConnection()
-            return
+            return nil
         }
         let id = nextID
         nextID += 1
@@ -244,8 +261,14 @@ final class EventLoop: @unchecked Sendable {
         } catch {
             Syscall.close(fd)
             core.releaseConnection()
-            return
+            return nil
         }
+        return id
+    }
+
+    /// Serves an accepted (and counted) connection on this loop.
+    private func register(_ fd: Int32, peer: HTTPPeerAddress?, now: UInt64) {
+        guard let id = watch(fd) else { return }
         var tls: TLSServerSession?
         if let context = core.configuration.tls {
             guard let session = TLSServerSession(context: context, fd: fd) else {
@@ -305,47 +328,18 @@ final class EventLoop: @unchecked Sendable {
             do {
                 fd = try Syscall.accept(listener.fd)
             } catch {
-                if error.code == EINVAL {
-                    removeSMTPListener()
-                    return
-                }
-                if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
-                    pauseListener(now: now)
-                } else if error.code != ECONNABORTED && !error.isWouldBlock {
-                    HTTPServerLog.write("\(error)")
-                }
-                if error.code == ECONNABORTED { continue }
+                if goesOn(after: error, removing: removeSMTPListener, now: now) { continue }
                 return
             }
             // The same limit as HTTP clients: a flood of either cannot take the process's descriptors.
-            guard isDraining == false, core.reserveConnection() else {
-                Syscall.close(fd)
-                continue
-            }
-            try? Syscall.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            if let target = core.loopForNewConnection(), target !== self {
-                if target.execute({ loop in loop.registerSMTP(fd, configuration: smtp, now: Syscall.monotonicNanoseconds()) }) { continue }
-            }
-            registerSMTP(fd, configuration: smtp, now: now)
+            guard admit(fd) else { continue }
+            place(now: now) { loop, now in loop.registerSMTP(fd, configuration: smtp, now: now) }
         }
     }
 
     /// Serves an accepted (and counted) SMTP client on this loop.
     private func registerSMTP(_ fd: Int32, configuration: SMTPServerConfiguration, now: UInt64) {
-        guard !isDraining else {
-            Syscall.close(fd)
-            core.releaseConnection()
-            return
-        }
-        let id = nextID
-        nextID += 1
-        do {
-            try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id) }
-        } catch {
-            Syscall.close(fd)
-            core.releaseConnection()
-            return
-        }
+        guard let id = watch(fd) else { return }
         let connection = SMTPConnection(id: id, fd: fd, loop: self, configuration: configuration, now: now)
         smtpConnections[id] = connection
         connection.start(now: now)

@@ -177,54 +177,23 @@ final class SMTPConnection {
     /// One read, through TLS when there is TLS: bytes read, 0 at the end, nil when it would
     /// block; closes the connection on an error (then also nil).
     private func receive(into scratch: UnsafeMutableRawBufferPointer) -> Int? {
-        guard let tls else {
-            do {
-                return try Syscall.read(fd, scratch.baseAddress!, scratch.count)
-            } catch {
-                if !error.isWouldBlock { loop.close(self) }
-                return nil
-            }
-        }
-        switch tls.read(into: scratch) {
-        case .done(let count):
-            tlsWants = 0
-            return count
-        case .wantsRead:
-            tlsWants = 0
-            return nil
-        case .wantsWrite:
-            tlsWants = MH_EPOLLOUT
-            return nil
-        case .closed:
-            return 0
-        case .failed, .plaintextHTTP:
+        switch SocketIO.read(fd, tls, into: scratch, wants: &tlsWants) {
+        case .moved(let count): return count
+        case .ended: return 0
+        case .wouldBlock: return nil
+        case .failed:
             loop.close(self)
             return nil
         }
     }
 
-    /// One write, through TLS when there is TLS: bytes written, nil when it would block; closes
-    /// the connection on an error (then also nil).
+    /// One write to the socket, through TLS when there is TLS: bytes written, nil when it would
+    /// block; closes the connection on an error (then also nil).
     private func transmit(_ bytes: UnsafeRawPointer, _ count: Int) -> Int? {
-        guard let tls else {
-            do {
-                return try Syscall.send(fd, bytes, count)
-            } catch {
-                if !error.isWouldBlock { loop.close(self) }
-                return nil
-            }
-        }
-        switch tls.write(bytes, count: count) {
-        case .done(let sent):
-            tlsWants = 0
-            return sent
-        case .wantsWrite:
-            tlsWants = 0
-            return nil
-        case .wantsRead:
-            tlsWants = MH_EPOLLIN
-            return nil
-        case .closed, .failed, .plaintextHTTP:
+        switch SocketIO.write(fd, tls, bytes, count, wants: &tlsWants) {
+        case .moved(let sent): return sent
+        case .wouldBlock: return nil
+        case .ended, .failed:
             loop.close(self)
             return nil
         }
