@@ -64,6 +64,12 @@ final class SMTPConnection {
             continueHandshake(now: now)
             return
         }
+        if flags & MH_EPOLLOUT != 0 && tlsWants == MH_EPOLLOUT && outputSent >= output.count {
+            // A TLS read that had to write first: read again (waiting for writability meanwhile would spin).
+            tlsWants = 0
+            read(into: scratch, now: now)
+            return
+        }
         if flags & MH_EPOLLOUT != 0 || (tlsWants == MH_EPOLLIN && flags & MH_EPOLLIN != 0 && outputSent < output.count) {
             flush(now: now)
         }
@@ -86,9 +92,10 @@ final class SMTPConnection {
         while total < 4 * scratch.count && acceptsInput {
             guard let count = receive(into: scratch) else { break }
             if count == 0 {
-                // The client is gone: nothing it could still read matters.
-                loop.close(self)
-                return
+                // The client sent all it will: the replies to what came before still go (a
+                // "250 queued" lost would invite the message again), then the connection closes.
+                closeAfterWrite = true
+                break
             }
             total += count
             lastInput = now
@@ -232,9 +239,14 @@ final class SMTPConnection {
         flush(now: now)
     }
 
-    /// The server is stopping: a client between messages is told 421 and let go.
+    /// The server is stopping: a client is told 421 and let go; one in the middle of a TLS
+    /// handshake, which cannot be told anything yet, is closed.
     func drain(now: UInt64) {
-        guard !closeAfterWrite, !handshaking else { return }
+        if handshaking {
+            loop.close(self)
+            return
+        }
+        guard !closeAfterWrite else { return }
         closeAfterWrite = true
         startTLSAfterWrite = false
         queue(Array("421 4.3.2 \(configuration.hostname) Service shutting down\r\n".utf8), now: now)
