@@ -29,6 +29,7 @@ final class RouteMetadataTests: XCTestCase {
             case "hide_email": "\"\(name)\":false"
             case "real_user_status": "\"\(name)\":2"
             case "email": "\"\(name)\":\"erin@example.com\""
+            case "relay_domain": "\"\(name)\":\"privaterelay.appleid.com\""
             default: "\"\(name)\":\"erin\""
             }
         }.joined(separator: ",") + "}"

@@ -65,11 +65,46 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(problems(broken), ["teams[0].clients[1].redirect_uris[0]: expected an absolute URL"])
     }
 
+    func testScenario_EmailSourcesAndMail_ReadBack_BadValuesNamedAtTheirPath() throws {
+        // The built-in team sends from example.com; the mailbox defaults round-trip.
+        let loaded = try Scenario.load(json: JSONWriter.compact(.object(defaultObject())))
+        XCTAssertEqual(loaded.teams[0].emailSources, Scenario.EmailSources(domains: ["example.com"]))
+        XCTAssertEqual(loaded.mail, Scenario.MailSettings())
+        var object = defaultObject()
+        guard case .array(var teams) = object["teams"], case .object(var team) = teams[0] else { return XCTFail("teams") }
+        team["email_sources"] = .object(["domains": .array(["Mail.Example.COM", "bad_domain", "x"]), "addresses": .array(["noreply@example.org", "nobody"])])
+        teams[0] = .object(team)
+        object["teams"] = .array(teams)
+        object["mail"] = .object(["capacity": .int(0), "max_bytes": .int(10)])
+        XCTAssertEqual(problems(object), [
+            "teams[0].email_sources.domains[1]: expected a mail domain such as mail.example.com",
+            "teams[0].email_sources.domains[2]: expected a mail domain such as mail.example.com",
+            "teams[0].email_sources.addresses[1]: expected an email address",
+            "mail.capacity: expected an integer from 1 to 100000, found 0",
+            "mail.max_bytes: expected an integer from 1024 to 1073741824, found 10",
+        ])
+        // The twin: good values load, domains and addresses lower-cased.
+        team["email_sources"] = .object(["domains": .array(["Mail.Example.COM"]), "addresses": .array(["NoReply@Example.org"])])
+        teams[0] = .object(team)
+        object["teams"] = .array(teams)
+        object["mail"] = .object(["capacity": .int(5)])
+        let good = try Scenario.load(json: JSONWriter.compact(.object(object)))
+        XCTAssertEqual(good.teams[0].emailSources, Scenario.EmailSources(domains: ["mail.example.com"], addresses: ["noreply@example.org"]))
+        XCTAssertTrue(good.teams[0].emailSources.allow("news@MAIL.example.com"))
+        XCTAssertFalse(good.teams[0].emailSources.allow("news@example.com"))
+        XCTAssertEqual(good.mail.capacity, 5)
+        // At most 100 sources a team.
+        team["email_sources"] = .object(["domains": .array((0...100).map { .string("d\($0).example.com") })])
+        teams[0] = .object(team)
+        object["teams"] = .array(teams)
+        XCTAssertEqual(problems(object), ["teams[0].email_sources: expected at most 100 domains and addresses together"])
+    }
+
     func testScenario_RejectsUnknownKeys() {
         var object = defaultObject()
         object["colour"] = "blue"
         XCTAssertEqual(problems(object), [
-            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed, journal, faults)",
+            "colour: unknown key (expected one of: teams, users, signing_keys, lifetimes, compatibility, auto_approve, clock, events, seed, journal, faults, mail)",
         ])
         let nested = editing(["users", 0, "nickname"], "al")
         XCTAssertEqual(problems(nested).first?.hasPrefix("users[0].nickname: unknown key"), true)
