@@ -31,14 +31,23 @@ enum MailCommand {
             try parsed.requirePositionals(parsed.positionals.isEmpty ? 0 : 1, usage: usage)
             let after = try parsed.unsigned("after", usage: usage) ?? 0
             let wait = try parsed.integer("wait", default: 0, range: 0...60, usage: usage)
-            let text = try client().call("GET", "/__mock/mail?after=\(after)&limit=1000&wait=\(wait)", waiting: Double(wait))
+            let control = try client()
+            var text = try control.call("GET", "/__mock/mail?after=\(after)&limit=1000&wait=\(wait)", waiting: Double(wait))
             if parsed.flags.contains("json") {
                 Output.out(text)
-            } else {
-                let messages = (try? JSONParser.parse(Array(text.utf8)))?.objectValue?["messages"]?.arrayValue ?? []
-                if messages.isEmpty { Output.out("no mail") }
-                for message in messages { Output.out(summary(message.objectValue ?? [:])) }
+                return 0
             }
+            // Page by `after` until an answer comes back empty: one answer holds at most 1,000
+            // messages and 4 MiB of them.
+            var printed = 0
+            while true {
+                let messages = ((try? JSONParser.parse(Array(text.utf8)))?.objectValue?["messages"]?.arrayValue ?? []).compactMap(\.objectValue)
+                guard let last = messages.last?["id"]?.intValue else { break }
+                for message in messages { Output.out(summary(message)) }
+                printed += messages.count
+                text = try control.call("GET", "/__mock/mail?after=\(last)&limit=1000")
+            }
+            if printed == 0 { Output.out("no mail") }
         case "show":
             try parsed.requirePositionals(2, usage: usage)
             let id = parsed.positionals[1]

@@ -122,7 +122,12 @@ enum ServeCommand {
             guard MailBox.isForwardTarget(target) else {
                 throw UsageError(message: "--mail-forward expects smtp://HOST:PORT, got \"\(target)\"", usage: usage)
             }
-            guard parsed.options["smtp-port"] != nil else { throw UsageError(message: "--mail-forward needs --smtp-port", usage: usage) }
+            guard let smtpPort = configuration.smtpPort else { throw UsageError(message: "--mail-forward needs --smtp-port", usage: usage) }
+            // Its own port would send every copy round and round (a loop the hop count ends, but noisily).
+            if let (host, port) = MailBox.forwardTarget(target), port == smtpPort,
+               ["127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0", parsed.options["host"] ?? "127.0.0.1"].contains(host) {
+                throw UsageError(message: "--mail-forward \(target) is this mock's own SMTP port", usage: usage)
+            }
             configuration.mailForward = target
         }
         if let host = parsed.options["host"] {

@@ -203,9 +203,15 @@ final class RelayMailTests: XCTestCase {
         _ = try? converse(server, from: "spam@example.org", to: [bob])
         let caught = catcher.waitFor(2)
         XCTAssertEqual(caught.map(\.recipients), [["bob@example.com"], ["ops@example.net"]])
+        // The trace line a relaying server adds (RFC 5321 §4.4), dated by the mock clock.
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, d MMM yyyy HH:mm:ss '+0000'"
+        let received = "Received: from backend.example by appleid-mock with ESMTP id 1; \(formatter.string(from: Date(timeIntervalSince1970: Double(frozenNow))))\r\n"
         XCTAssertEqual(String(decoding: caught.first?.data ?? [], as: UTF8.self),
-                       "Delivered-To: bob@example.com\r\nTo: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
-        XCTAssertEqual(String(decoding: caught.last?.data ?? [], as: UTF8.self), "To: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
+                       "Delivered-To: bob@example.com\r\n" + received + "To: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
+        XCTAssertEqual(String(decoding: caught.last?.data ?? [], as: UTF8.self), received + "To: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
         // The record says where the copy went; the refusal was never forwarded.
         var outcome: JSONValue?
         for _ in 0..<200 where outcome != "delivered" {
@@ -215,6 +221,36 @@ final class RelayMailTests: XCTestCase {
         XCTAssertEqual(outcome, "delivered")
         XCTAssertEqual(try jsonObject(try server.get("/__mock/mail/2").body)["forwarding"], .null)
         XCTAssertEqual(catcher.count, 2)
+    }
+
+    func testRelay_ARecipientTwiceGetsOneCopy_ALoopIsRefused_RefusalsCountAsErrors() throws {
+        let catcher = CatchingHandler()
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.port = 0
+        var smtp = SMTPServerConfiguration(handler: catcher)
+        smtp.port = 0
+        configuration.smtp = smtp
+        let catching = try HTTPServer.start(configuration: configuration, routes: Router().build())
+        defer { catching.stop() }
+        let server = try start { $0.mailForward = "smtp://127.0.0.1:\(catching.smtpPort ?? 0)" }
+        defer { server.stop() }
+        let bob = relay("bob")
+        _ = try converse(server, from: "noreply@example.com", to: [bob, bob.uppercased(), bob])
+        XCTAssertEqual(catcher.waitFor(1).map(\.recipients), [["bob@example.com"]])
+        XCTAssertEqual(try mail(server).first.map(verdicts), ["forwarded"])
+        // A message that has passed 31 servers is a loop: refused at the dot; 30 pass (the twin).
+        for (hops, reply) in [(31, "554 5.4.6 Error: too many hops (a forwarding loop?)"), (30, "250 2.0.0 Ok: queued as 2")] {
+            let body = String(repeating: "Received: by relay.example; Thu, 1 Jan 2026 00:00:00 +0000\r\n", count: hops) + "Subject: x\r\n\r\nx\r\n"
+            let transcript = try converse(server, from: "noreply@example.com", to: ["ops@example.net"], body: body)
+            XCTAssertTrue(transcript.contains("354 End data with <CR><LF>.<CR><LF>\r\n\(reply)\r\n"), "\(hops): \(transcript)")
+        }
+        // Ten refused recipients on one connection are ten errors: the connection is let go.
+        let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))
+        defer { client.close() }
+        try client.send("EHLO backend.example\r\nMAIL FROM:<spam@example.org>\r\n" + String(repeating: "RCPT TO:<\(bob)>\r\n", count: 12))
+        let replies = String(decoding: try client.readAll(), as: UTF8.self).split(separator: "\r\n").map(String.init)
+        XCTAssertEqual(replies.filter { $0.hasPrefix("550 ") }.count, 10)
+        XCTAssertEqual(replies.last, "421 4.7.0 appleid-mock Error: too many errors")
     }
 
     func testForwarding_ToACatcherThatIsNotThere_IsRecordedAsFailed() throws {
@@ -237,7 +273,7 @@ final class RelayMailTests: XCTestCase {
     }
 
     func testStart_RefusesAForwardTargetThatIsNotSMTP() {
-        for target in ["http://127.0.0.1:25", "smtp://127.0.0.1", "smtp://:25", "smtp://h:0", "smtp://h:70000"] {
+        for target in ["http://127.0.0.1:25", "smtp://127.0.0.1", "smtp://:25", "smtp://h:0", "smtp://h:70000", "smtp://a@b:25", "smtp://h:+25"] {
             XCTAssertThrowsError(try start { $0.mailForward = target }, target) { error in
                 XCTAssertEqual("\(error)", "--mail-forward: expected smtp://HOST:PORT, found \"\(target)\"")
             }

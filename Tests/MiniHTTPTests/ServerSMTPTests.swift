@@ -266,6 +266,33 @@ final class ServerSMTPTests: XCTestCase {
         XCTAssertThrowsError(try client.startTLS(), "the connection was closed, not left to a handshake")
     }
 
+    func testMessagesBeingReceived_ShareTheServersBodyBudget_452WhenItRunsOut() throws {
+        // Many half-sent messages cannot exhaust memory: what sessions hold counts against
+        // maxBufferedBodyBytes, as HTTP bodies do.
+        let handler = SMTPTestHandler()
+        let server = try start(handler: handler) { $0.maxBufferedBodyBytes = 64 * 1024 }
+        defer { server.stop() }
+        let chunk = String(repeating: String(repeating: "x", count: 98) + "\r\n", count: 400)  // 40,000 bytes
+        let first = try greeted(server)
+        try first.send("EHLO a.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + chunk)
+        XCTAssertEqual(try first.replies(4), Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n")
+        let second = try greeted(server)
+        try second.send("EHLO b.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + chunk)
+        let (text, end) = second.readUntilEnd()
+        XCTAssertEqual(text, Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n"
+                       + "452 4.3.1 mx.test Error: insufficient system storage\r\n")
+        XCTAssertEqual(end, .closed)
+        // The first one finishes; its bytes go back, and the next client's message fits (the twin).
+        try first.send(".\r\n")
+        XCTAssertEqual(try first.reply(), "250 2.0.0 Ok: queued\r\n")
+        let third = try greeted(server)
+        try third.send("EHLO c.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + chunk + ".\r\nQUIT\r\n")
+        XCTAssertEqual(third.readUntilEnd().text, Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n"
+                       + "250 2.0.0 Ok: queued\r\n221 2.0.0 Bye\r\n")
+        XCTAssertEqual(handler.messages.count, 2)
+        XCTAssertEqual(server.reservedBodyBytes, 0)
+    }
+
     func testSTARTTLS_NotOfferedAndRefused454_WhenTheServerHasNoTLS() throws {
         let server = try start()
         defer { server.stop() }

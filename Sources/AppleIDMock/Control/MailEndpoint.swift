@@ -2,7 +2,8 @@ import JOSE
 import MiniHTTP
 
 /// `/__mock/mail`: what the SMTP port received, in Mailpit's shape. `GET /__mock/mail[?after=ID
-/// &limit=N&wait=S]` lists messages after ID (oldest first, at most N, default 100), holding
+/// &limit=N&wait=S]` lists messages after ID (oldest first, at most N, default 100, and no more
+/// than 4 MiB of messages: page with `after`), holding
 /// the request up to S seconds until one arrives; each has the envelope, the relay's verdict
 /// on every recipient (forwarded with the real address, direct, or refused with the reason),
 /// the header fields, subject, text and HTML. `GET /__mock/mail/ID` is one, `/raw` its bytes as
@@ -12,6 +13,9 @@ struct MailEndpoint: Sendable {
 
     /// Most messages one answer lists.
     static let maxLimit = 1000
+    /// Message bytes one list answer decodes at most (one message always): a long poll of a full
+    /// mailbox stays a few MiB; the rest comes with `after`.
+    static let maxAnswerBytes = 4 * 1024 * 1024
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
@@ -35,7 +39,8 @@ struct MailEndpoint: Sendable {
             }
         }
         guard let mailbox else { return ControlResponse.json(.object(["messages": .array([])])) }
-        let records = wait > 0 ? await mailbox.await(after: after, seconds: wait, limit: limit) : mailbox.records(after: after, limit: limit)
+        let records = wait > 0 ? await mailbox.await(after: after, seconds: wait, limit: limit, maxBytes: Self.maxAnswerBytes)
+            : mailbox.records(after: after, limit: limit, maxBytes: Self.maxAnswerBytes)
         return ControlResponse.json(.object(["messages": .array(records.map { .object($0.json) })]))
     }
 

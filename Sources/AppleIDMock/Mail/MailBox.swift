@@ -12,17 +12,21 @@ public final class MailBox: Sendable {
         var bytes = 0
         var nextID: UInt64 = 1
 
-        var live: ArraySlice<MailRecord> { records[head...] }
-
         /// The position of record `id` among the live ones.
         func index(of id: UInt64) -> Int? {
-            // Ids increase along the array: a binary search.
+            let low = firstIndex(from: id)
+            return low < records.count && records[low].id == id ? low : nil
+        }
+
+        /// The position of the first live record whose id is `id` or more (ids increase along
+        /// the array: a binary search, never a scan under the lock).
+        func firstIndex(from id: UInt64) -> Int {
             var low = head, high = records.count
             while low < high {
                 let middle = low + (high - low) / 2
                 if records[middle].id < id { low = middle + 1 } else { high = middle }
             }
-            return low < records.count && records[low].id == id ? low : nil
+            return low
         }
     }
 
@@ -50,6 +54,9 @@ public final class MailBox: Sendable {
             state.records.append(record)
             while state.records.count - state.head > capacity || (state.bytes > maxBytes && state.records.count - state.head > 1) {
                 state.bytes -= state.records[state.head].cost
+                // Its bytes go now, not when the array is next compacted.
+                state.records[state.head].raw = nil
+                state.records[state.head].recipients = []
                 state.head += 1
             }
             if state.head > 64 && state.head * 2 > state.records.count {
@@ -62,18 +69,39 @@ public final class MailBox: Sendable {
         return id
     }
 
-    /// Records how the copy of record `id` to the catcher went (nothing if it was dropped meanwhile).
-    func setForwarding(_ forwarding: MailRecord.Forwarding, of id: UInt64) {
+    /// Records how one copy of record `id` to the catcher went, `error` nil when it arrived
+    /// (nothing if the record was dropped meanwhile).
+    func copySent(of id: UInt64, error: String?) {
         state.withLock { state in
-            guard let index = state.index(of: id) else { return }
+            guard let index = state.index(of: id), var forwarding = state.records[index].forwarding else { return }
+            if let error {
+                if forwarding.outcome != .failed { forwarding.error = error }
+                forwarding.outcome = .failed
+            } else {
+                forwarding.arrived += 1
+                if forwarding.arrived >= forwarding.copies && forwarding.outcome == .pending { forwarding.outcome = .delivered }
+            }
             state.records[index].forwarding = forwarding
         }
         readers.wake()
     }
 
-    /// The records after `after`, oldest first, at most `limit`.
-    public func records(after: UInt64 = 0, limit: Int = .max) -> [MailRecord] {
-        state.withLock { state in Array(state.live.lazy.filter { $0.id > after }.prefix(limit)) }
+    /// The records after `after`, oldest first: at most `limit`, and no more once their
+    /// messages come to `maxBytes` (the first is always given), so one answer stays bounded.
+    public func records(after: UInt64 = 0, limit: Int = .max, maxBytes: Int = .max) -> [MailRecord] {
+        state.withLock { state in
+            var found: [MailRecord] = []
+            var bytes = 0
+            var index = after == .max ? state.records.count : state.firstIndex(from: after + 1)
+            while index < state.records.count && found.count < limit {
+                let size = state.records[index].raw?.count ?? 0
+                if !found.isEmpty && bytes + size > maxBytes { break }
+                bytes += size
+                found.append(state.records[index])
+                index += 1
+            }
+            return found
+        }
     }
 
     /// Record `id`, if it is still kept.
@@ -82,11 +110,11 @@ public final class MailBox: Sendable {
     }
 
     /// The records after `after`, waiting up to `seconds` for one to arrive.
-    public func await(after: UInt64, seconds: Double, limit: Int = .max) async -> [MailRecord] {
+    public func await(after: UInt64, seconds: Double, limit: Int = .max, maxBytes: Int = .max) async -> [MailRecord] {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(max(0, min(seconds, 3600)) * 1000))
         while true {
-            let found = records(after: after, limit: limit)
+            let found = records(after: after, limit: limit, maxBytes: maxBytes)
             let left = deadline - clock.now
             guard found.isEmpty, left > .zero, !readers.isReleased, !Task.isCancelled else { return found }
             // A wake for a forwarding outcome, not a new record, sleeps again until the deadline.
@@ -110,6 +138,9 @@ public final class MailBox: Sendable {
 
     /// Whether `target` is a `--mail-forward` value: `smtp://HOST:PORT`.
     public static func isForwardTarget(_ target: String) -> Bool { MailForwarder.parse(target) != nil }
+
+    /// The host and port of a `--mail-forward` value.
+    public static func forwardTarget(_ target: String) -> (host: String, port: Int)? { MailForwarder.parse(target) }
 
     /// Records kept and their bytes (for tests and the benchmark).
     public var usage: (count: Int, bytes: Int) { state.withLock { ($0.records.count - $0.head, $0.bytes) } }

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// unfolded, the decoded subject, and the first text and HTML parts, decoded from base64 or
 /// quoted-printable. Read from a received message's bytes when the mailbox is asked, bounded
 /// throughout: at most `maxHeaderFields` fields, parts nested `maxDepth` deep, and the message's
-/// own size. Anything it cannot read is left out, never guessed.
+/// own size. A part it cannot find is left out.
 struct MailContent: Sendable, Equatable {
     static let maxHeaderFields = 200
     static let maxDepth = 4
@@ -92,8 +92,10 @@ struct MailContent: Sendable, Equatable {
             let lineEnd = body[index...].firstIndex(of: 10) ?? body.endIndex
             var line = body[index..<lineEnd]
             if line.last == 13 { line = line.dropLast() }
-            if line.starts(with: delimiter) {
-                let rest = line.dropFirst(delimiter.count)
+            // The delimiter, then nothing but `--` (the close) or spaces: `--b2` is not `--b`'s.
+            if line.starts(with: delimiter),
+               case let rest = line.dropFirst(delimiter.count),
+               rest.starts(with: [45, 45]) || rest.allSatisfy({ $0 == 32 || $0 == 9 }) {
                 if let start = partStart {
                     // The part ends before the CRLF that precedes the delimiter line.
                     var end = index
@@ -138,9 +140,10 @@ struct MailContent: Sendable, Equatable {
         return string(bytes, charset: charset)
     }
 
-    /// Bytes in `charset`: UTF-8 (and US-ASCII) decoded with replacement, Latin-1 byte by byte.
+    /// Bytes in `charset`: Latin-1 byte by byte; anything else as UTF-8 with replacement (US-ASCII
+    /// is UTF-8; a charset the mock does not know shows replacement characters, never a crash).
     static func string(_ bytes: [UInt8], charset: String) -> String {
-        if charset == "iso-8859-1" || charset == "latin1" || charset == "windows-1252" {
+        if charset == "iso-8859-1" || charset == "latin1" {
             return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         }
         return String(decoding: bytes, as: UTF8.self)

@@ -3,8 +3,9 @@ import MiniHTTP
 import Synchronization
 
 /// Sends forwarded and direct mail on to a real catcher (`--mail-forward smtp://HOST:PORT`, such
-/// as Mailpit) from one thread of its own, off the event loops: the SMTP client blocks. Jobs wait
-/// in a bounded queue; one that does not fit fails at once and says so in its record.
+/// as Mailpit) from one thread of its own, off the event loops: the SMTP client blocks. Copies
+/// wait in a queue bounded by count and bytes; one that does not fit fails at once and says so
+/// in its record, as do the ones still queued when the mock stops.
 final class MailForwarder: Sendable {
     /// One copy to send.
     struct Job: Sendable {
@@ -14,22 +15,27 @@ final class MailForwarder: Sendable {
         var sender: String
         /// The envelope recipients: the real address of a forwarded one, the address itself for direct mail.
         var recipients: [String]
-        /// The message as it goes on.
+        /// Header lines this copy gets in front of the message (`Received:`, `Delivered-To:`).
+        var prefix: [UInt8]
+        /// The message as received, shared by every copy of it (joined to `prefix` only on the
+        /// forwarder's thread, never on an event loop).
         var data: [UInt8]
     }
 
     /// Most copies waiting at once.
     static let maxQueued = 1000
+    /// Most message bytes waiting at once.
+    static let maxQueuedBytes = 64 * 1024 * 1024
 
     /// `smtp://HOST:PORT`.
     let target: String
     private let client: SMTPClient
     private let mailbox: MailBox
-    private let queue = Mutex<(jobs: [Job], stopped: Bool)>(([], false))
+    private let queue = Mutex<(jobs: [Job], bytes: Int, stopped: Bool)>(([], 0, false))
     private let ready = DispatchSemaphore(value: 0)
     private let log: @Sendable (String) -> Void
 
-    /// A forwarder to `target` (`smtp://HOST:PORT`); nil, with the reason, for another form.
+    /// The host and port of `target` when it is `smtp://HOST:PORT`.
     static func parse(_ target: String) -> (host: String, port: Int)? {
         guard target.hasPrefix("smtp://") else { return nil }
         var rest = target.dropFirst("smtp://".count)
@@ -47,7 +53,8 @@ final class MailForwarder: Sendable {
             portText = rest[rest.index(after: colon)...]
         }
         guard !host.isEmpty, host.utf8.count <= 253, !host.contains("/"), !host.contains("@"),
-              portText.utf8.count <= 5, let port = Int(portText), (1...65535).contains(port) else { return nil }
+              portText.utf8.count <= 5, portText.utf8.allSatisfy({ (48...57).contains($0) }), let port = Int(portText),
+              (1...65535).contains(port) else { return nil }
         return (String(host), port)
     }
 
@@ -72,21 +79,30 @@ final class MailForwarder: Sendable {
     @discardableResult
     func enqueue(_ job: Job) -> Bool {
         let accepted = queue.withLock { queue in
-            guard !queue.stopped, queue.jobs.count < Self.maxQueued else { return false }
+            guard !queue.stopped, queue.jobs.count < Self.maxQueued, queue.bytes + job.data.count <= Self.maxQueuedBytes else { return false }
             queue.jobs.append(job)
+            queue.bytes += job.data.count
             return true
         }
         if accepted {
             ready.signal()
         } else {
-            mailbox.setForwarding(.init(target: target, outcome: .failed, error: "the forwarding queue is full"), of: job.recordID)
+            mailbox.copySent(of: job.recordID, error: "the forwarding queue is full (or the mock is stopping)")
         }
         return accepted
     }
 
-    /// Ends the thread after the copy being sent; queued ones are dropped.
+    /// Ends the thread after the copy being sent; the queued ones are marked failed.
     func stop() {
-        queue.withLock { $0.stopped = true }
+        let dropped = queue.withLock { queue in
+            defer {
+                queue.jobs = []
+                queue.bytes = 0
+            }
+            queue.stopped = true
+            return queue.jobs
+        }
+        for job in dropped { mailbox.copySent(of: job.recordID, error: "not sent: the mock stopped") }
         ready.signal()
     }
 
@@ -95,15 +111,18 @@ final class MailForwarder: Sendable {
             ready.wait()
             let next = queue.withLock { queue -> Job?? in
                 if queue.stopped { return .some(nil) }
-                return queue.jobs.isEmpty ? nil : queue.jobs.removeFirst()
+                guard !queue.jobs.isEmpty else { return nil }
+                let job = queue.jobs.removeFirst()
+                queue.bytes -= job.data.count
+                return job
             }
             guard let job = next else { continue }
             guard let job else { return }
             do {
-                try client.send(sender: job.sender, recipients: job.recipients, data: job.data)
-                mailbox.setForwarding(.init(target: target, outcome: .delivered, error: nil), of: job.recordID)
+                try client.send(sender: job.sender, recipients: job.recipients, data: job.prefix + job.data)
+                mailbox.copySent(of: job.recordID, error: nil)
             } catch {
-                mailbox.setForwarding(.init(target: target, outcome: .failed, error: error.description), of: job.recordID)
+                mailbox.copySent(of: job.recordID, error: error.description)
                 log("mail \(job.recordID) not forwarded to \(target): \(error.description)")
             }
         }

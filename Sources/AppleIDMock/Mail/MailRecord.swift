@@ -22,8 +22,12 @@ public struct MailRecord: Sendable {
         public var target: String
         /// Pending until tried; then delivered or failed.
         public var outcome: Outcome
-        /// Why it failed.
+        /// Why it failed (the first copy's failure when several failed).
         public var error: String?
+        /// Copies of this message sent on (one per forwarded recipient, one for the direct ones),
+        /// and how many arrived: delivered once all did, failed as soon as one did not.
+        var copies = 1
+        var arrived = 0
     }
 
     /// Increasing from 1; `after` in the mailbox API.

@@ -5,8 +5,10 @@ import MiniHTTP
 /// scenario's `relay_refusal` text and kept in the mailbox with its reason); a message is kept
 /// with the verdict on each recipient, and copies go on to `--mail-forward` when set: a
 /// forwarded one to the user's real address with `Delivered-To:` naming it (the `To:` header
-/// keeps the relay address, as observed), direct mail as it came. Runs on the event loops: every
-/// call is an index lookup and a short lock, never I/O.
+/// keeps the relay address, as observed), direct mail as it came, each with the `Received:`
+/// trace line a relaying server adds (RFC 5321 §4.4). A message that has passed through more
+/// than `maxHops` servers is refused (§6.3: a forwarding loop). Runs on the event loops: every
+/// call is an index lookup and a short lock, never I/O or a copy of the message.
 struct RelayMailHandler: SMTPHandler {
     let domain: AppleIDDomain
     let mailbox: MailBox
@@ -25,22 +27,51 @@ struct RelayMailHandler: SMTPHandler {
         return reply
     }
 
+    /// `Received:` lines past which a message is taken to be looping.
+    static let maxHops = 30
+
     func deliver(_ message: SMTPMessage) -> SMTPReply? {
+        if Self.hops(in: message.data) > Self.maxHops {
+            return SMTPReply(554, "5.4.6", "Error: too many hops (a forwarding loop?)")
+        }
         // The verdicts again: an account deleted or forwarding turned off between RCPT and the
         // final dot stops the copy as Apple's relay would.
-        let recipients = message.recipients.map { address in
+        // A recipient given twice gets one copy.
+        var seen = Set<String>()
+        let unique = message.recipients.filter { seen.insert($0.lowercased()).inserted }
+        let recipients = unique.map { address in
             MailRecord.Recipient(address: address, verdict: domain.relayVerdict(sender: message.sender, recipient: address), reply: nil)
         }
         var record = MailRecord(id: 0, at: domain.state.now, heloName: message.heloName, overTLS: message.overTLS, sender: message.sender,
                                 recipients: recipients, raw: message.data)
         let onward = forwarder == nil ? [] : copies(of: message, recipients: recipients)
-        if let forwarder, !onward.isEmpty { record.forwarding = .init(target: forwarder.target, outcome: .pending, error: nil) }
+        if let forwarder, !onward.isEmpty {
+            record.forwarding = .init(target: forwarder.target, outcome: .pending, error: nil, copies: onward.count)
+        }
         let id = mailbox.append(record)
+        let trace = Array("Received: from \(Self.printable(message.heloName)) by appleid-mock with \(message.overTLS ? "ESMTPS" : "ESMTP") id \(id); \(MailDate.format(record.at))\r\n".utf8)
         for var copy in onward {
             copy.recordID = id
+            copy.prefix += trace
             forwarder?.enqueue(copy)
         }
         return SMTPReply(250, "2.0.0", "Ok: queued as \(id)")
+    }
+
+    /// `Received:` fields in the message's header section.
+    static func hops(in data: [UInt8]) -> Int {
+        var count = 0
+        var start = 0
+        let name = Array("received:".utf8)
+        while start < data.count {
+            let end = data[start...].firstIndex(of: 10) ?? data.count
+            var line = data[start..<end]
+            if line.last == 13 { line = line.dropLast() }
+            if line.isEmpty { break }
+            if line.count >= name.count && zip(line.prefix(name.count), name).allSatisfy({ ($0 | 0x20) == $1 }) { count += 1 }
+            start = end + 1
+        }
+        return count
     }
 
     /// The 550 for a refused recipient, from the scenario's text.
@@ -48,7 +79,8 @@ struct RelayMailHandler: SMTPHandler {
         let text = domain.scenario.compatibility.relayRefusal
             .replacing("{sender}", with: Self.printable(sender))
             .replacing("{recipient}", with: Self.printable(recipient))
-        return SMTPReply(code: 550, lines: [text])
+        // A reply line is at most 512 octets (RFC 5321 §4.5.3.1.5), however long the filled-in text.
+        return SMTPReply(code: 550, lines: [String(text.utf8.prefix(500)) ?? String(text.prefix(400))])
     }
 
     /// The copies to send on: one per forwarded recipient (its own `Delivered-To:`), one for all direct ones.
@@ -58,15 +90,15 @@ struct RelayMailHandler: SMTPHandler {
         for recipient in recipients {
             switch recipient.verdict {
             case .forward(_, let real, _, _):
-                jobs.append(.init(recordID: 0, sender: message.sender, recipients: [real],
-                                  data: Array("Delivered-To: \(real)\r\n".utf8) + message.data))
+                jobs.append(.init(recordID: 0, sender: message.sender, recipients: [real], prefix: Array("Delivered-To: \(real)\r\n".utf8),
+                                  data: message.data))
             case .direct(let address):
                 direct.append(address)
             case .refuse:
                 break
             }
         }
-        if !direct.isEmpty { jobs.append(.init(recordID: 0, sender: message.sender, recipients: direct, data: message.data)) }
+        if !direct.isEmpty { jobs.append(.init(recordID: 0, sender: message.sender, recipients: direct, prefix: [], data: message.data)) }
         return jobs
     }
 

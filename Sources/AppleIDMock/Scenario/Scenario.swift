@@ -109,9 +109,9 @@ public struct Scenario: Sendable, Equatable {
         /// Most entries (domains and addresses together) a team registers.
         public static let maxCount = 100
         /// Sending domains, e.g. `mail.example.com` (a subdomain is its own entry).
-        public var domains: [String]
+        public private(set) var domains: [String]
         /// Single sending addresses, e.g. `noreply@example.org`.
-        public var addresses: [String]
+        public private(set) var addresses: [String]
 
         /// Sources from their parts (lower-cased here).
         public init(domains: [String] = [], addresses: [String] = []) {

@@ -150,7 +150,9 @@ extension SMTPSession {
         }
         let verdict = handler.recipient(address, sender: current.sender) ?? SMTPReply(250, "2.1.5", "Ok")
         if verdict.isPositive { current.recipients.append(address) }
-        send(verdict, into: &out)
+        // A permanent refusal counts against maxErrors, as Postfix's hard error limit does: a
+        // client cannot try recipients without end on one connection.
+        if (500..<600).contains(verdict.code) { refuse(verdict, into: &out) } else { send(verdict, into: &out) }
     }
 
     /// DATA (RFC 5321 §4.1.1.4): the message text follows once there is a recipient.

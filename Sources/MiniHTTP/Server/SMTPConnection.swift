@@ -7,7 +7,9 @@ import Glibc
 ///
 /// Replies are written as they are made. A client that sends commands without reading the
 /// replies is not read further once `maxPendingOutput` bytes wait for it, so what it costs
-/// stays bounded; the write timeout then drops it.
+/// stays bounded; the write timeout then drops it. What the session holds of a message counts
+/// against the server's body budget (`maxBufferedBodyBytes`), as HTTP bodies do: when it runs
+/// out, the client is told 452 and let go, so many half-sent messages cannot exhaust memory.
 final class SMTPConnection {
     /// Reply bytes that may wait for a client before its input is no longer read.
     static let maxPendingOutput = 64 * 1024
@@ -37,6 +39,8 @@ final class SMTPConnection {
     private var lastInput: UInt64
     /// Monotonic ns since when replies have been waiting to leave; nil when none wait.
     private var writePendingSince: UInt64?
+    /// Bytes of the session's buffers reserved against the server's body budget.
+    private var reservedBytes = 0
 
     init(id: UInt64, fd: Int32, loop: EventLoop, configuration: SMTPServerConfiguration, now: UInt64) {
         self.id = id
@@ -101,6 +105,11 @@ final class SMTPConnection {
             lastInput = now
             let answer = session.receive(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
             queue(answer.bytes, now: now)
+            guard reserveBuffered() else {
+                queue(Array("452 4.3.1 \(configuration.hostname) Error: insufficient system storage\r\n".utf8), now: now)
+                closeAfterWrite = true
+                break
+            }
             switch answer.action {
             case .none: break
             case .close: closeAfterWrite = true
@@ -253,9 +262,24 @@ final class SMTPConnection {
         flush(now: now)
     }
 
-    /// Marks the connection closed (the loop closes the descriptor); sends close_notify over TLS.
+    /// Marks the connection closed (the loop closes the descriptor); sends close_notify over TLS
+    /// and returns its reservation to the body budget.
     func markClosed() {
         isClosed = true
         tls?.shutdown()
+        loop.core.releaseBodyBytes(reservedBytes)
+        reservedBytes = 0
+    }
+
+    /// Brings the reservation to what the session holds now; false when the budget cannot cover it.
+    private func reserveBuffered() -> Bool {
+        let held = session.bufferedBytes
+        if held > reservedBytes {
+            guard loop.core.reserveBodyBytes(held - reservedBytes) else { return false }
+        } else if held < reservedBytes {
+            loop.core.releaseBodyBytes(reservedBytes - held)
+        }
+        reservedBytes = held
+        return true
     }
 }
