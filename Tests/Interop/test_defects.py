@@ -60,6 +60,8 @@ def test_careful_verifier_refuses_each_defect_and_accepts_its_twin(mock, defect)
 
 
 def test_each_defect_changes_only_what_it_names(mock):
+    # A frozen clock: forged a second apart, twin and defect would differ in iat and auth_time too.
+    assert requests.post(f"{mock.url}/__mock/clock", json={"freeze": True}).status_code == 200
     twin = jwt.decode(forge(mock)["id_token"], options={"verify_signature": False})
     header = jwt.get_unverified_header(forge(mock)["id_token"])
     changed = {}
