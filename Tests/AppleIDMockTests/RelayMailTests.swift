@@ -144,11 +144,20 @@ final class RelayMailTests: XCTestCase {
         let shown = try jsonObject(try server.get("/__mock/mail/1").body)
         XCTAssertEqual(shown["subject"], "Welcome ✓")
         XCTAssertEqual(shown["text"], "Café\r\n.dot\r\n")
+        // Multipart, a nested boundary that extends the outer one, and Windows-1252 text.
+        let multipart = "Subject: Receipt\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\n"
+            + "Content-Type: multipart/alternative; boundary=\"b2\"\r\n\r\n--b2\r\nContent-Type: text/plain; charset=windows-1252\r\n"
+            + "Content-Transfer-Encoding: quoted-printable\r\n\r\n=80 5 =93paid=94\r\n--b2\r\nContent-Type: text/html\r\n\r\n<p>paid</p>\r\n--b2--\r\n"
+            + "--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment\r\n\r\nnot this\r\n--b--\r\n"
+        _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"], body: multipart)
+        let parts = try jsonObject(try server.get("/__mock/mail/2").body)
+        XCTAssertEqual(parts["text"], "€ 5 “paid”")
+        XCTAssertEqual(parts["html"], "<p>paid</p>")
         let raw = try server.get("/__mock/mail/1/raw")
         XCTAssertEqual(raw.headers.first { $0.0.lowercased() == "content-type" }?.1, "message/rfc822")
         XCTAssertEqual(String(decoding: raw.body, as: UTF8.self), body.replacingOccurrences(of: "..dot", with: ".dot"))
         // A refusal has no message to show raw.
-        _ = try? converse(server, from: "x@nowhere.example", to: [relay("bob")])
+        _ = try? converse(server, from: "x@nowhere.example", to: [relay("bob")])  // a refusal: id 3
         let refusal = try XCTUnwrap(try mail(server).last?["id"]?.intValue)
         XCTAssertEqual(try server.get("/__mock/mail/\(refusal)/raw").status, 404)
         // A long poll answers when the next message arrives.
@@ -163,7 +172,7 @@ final class RelayMailTests: XCTestCase {
         _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"])
         wait(for: [done], timeout: 15)
         XCTAssertEqual(waiting.withLock { $0 }?.map { verdicts($0) }, [["direct"]])
-        XCTAssertEqual(try mail(server, "?after=1&limit=1").count, 1)
+        XCTAssertEqual(try mail(server, "?after=1&limit=1").map { $0["id"]?.intValue }, [2])
         for (query, field) in [("?after=abc", "after"), ("?limit=0", "limit"), ("?limit=1001", "limit"), ("?wait=61", "wait"), ("?colour=red", "colour")] {
             let response = try server.get("/__mock/mail" + query)
             XCTAssertEqual(response.status, 400, query)
@@ -175,7 +184,7 @@ final class RelayMailTests: XCTestCase {
         XCTAssertEqual(try mail(server).count, 0)
         // Ids go on after a clear.
         _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"])
-        XCTAssertEqual(try mail(server).map { $0["id"]?.intValue }, [4])
+        XCTAssertEqual(try mail(server).map { $0["id"]?.intValue }, [5])
     }
 
     func testMailbox_KeepsTheNewestWithinItsCapacity() throws {

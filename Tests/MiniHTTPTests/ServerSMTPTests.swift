@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 @testable import MiniHTTP
 import MiniHTTPTesting
+import Synchronization
 import XCTest
 
 /// SMTP on the server's event loops (`HTTPServerConfiguration.smtp`), live on port 0 with a raw
@@ -291,6 +292,43 @@ final class ServerSMTPTests: XCTestCase {
                        + "250 2.0.0 Ok: queued\r\n221 2.0.0 Bye\r\n")
         XCTAssertEqual(handler.messages.count, 2)
         XCTAssertEqual(server.reservedBodyBytes, 0)
+    }
+
+    func testDataTimeout_EndsAMessageTrickledInSlowerThanAllowed_ThoughNeverIdle() throws {
+        // A byte every 50 ms never trips the idle timeout (60 s here); the message's own
+        // deadline (0.5 s from DATA's 354) does.
+        let handler = SMTPTestHandler()
+        let server = try start(handler: handler) { configuration in
+            configuration.smtp?.idleTimeout = 60
+            configuration.smtp?.dataTimeout = 0.5
+        }
+        defer { server.stop() }
+        let client = try greeted(server)
+        try client.send("EHLO a.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n")
+        XCTAssertEqual(try client.replies(4), Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n")
+        let stop = Mutex(false)
+        let trickling = DispatchGroup()
+        trickling.enter()
+        let fd = client.fd
+        DispatchQueue.global().async {
+            defer { trickling.leave() }
+            var byte = UInt8(ascii: "x")
+            // The raw socket: a send after the server closed just fails (MSG_NOSIGNAL).
+            for _ in 0..<400 where !stop.withLock({ $0 }) {
+                _ = Glibc.send(fd, &byte, 1, Int32(MSG_NOSIGNAL))
+                usleep(50_000)
+            }
+        }
+        let (text, end) = client.readUntilEnd()
+        stop.withLock { $0 = true }
+        trickling.wait()
+        XCTAssertEqual(text, "421 4.4.2 mx.test Error: timeout exceeded\r\n")
+        XCTAssertEqual(end, .closed)
+        XCTAssertTrue(handler.messages.isEmpty)
+        // The twin: a message that ends within its deadline is taken.
+        let prompt = try greeted(server)
+        try prompt.send("EHLO a.test\r\n" + Self.transaction + "QUIT\r\n")
+        XCTAssertEqual(prompt.readUntilEnd().text, Self.ehloReply + Self.transactionReplies + "221 2.0.0 Bye\r\n")
     }
 
     func testSTARTTLS_NotOfferedAndRefused454_WhenTheServerHasNoTLS() throws {

@@ -140,14 +140,27 @@ struct MailContent: Sendable, Equatable {
         return string(bytes, charset: charset)
     }
 
-    /// Bytes in `charset`: Latin-1 byte by byte; anything else as UTF-8 with replacement (US-ASCII
-    /// is UTF-8; a charset the mock does not know shows replacement characters, never a crash).
+    /// Bytes in `charset`: Latin-1 byte by byte, Windows-1252 likewise but for its 0x80–0x9F;
+    /// anything else as UTF-8 with replacement (US-ASCII is UTF-8; a charset the mock does not
+    /// know shows replacement characters, never a crash).
     static func string(_ bytes: [UInt8], charset: String) -> String {
-        if charset == "iso-8859-1" || charset == "latin1" {
+        switch charset {
+        case "iso-8859-1", "latin1":
             return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        case "windows-1252", "cp1252":
+            return String(String.UnicodeScalarView(bytes.map { byte in
+                (0x80...0x9F).contains(byte) ? windows1252[Int(byte - 0x80)] : Unicode.Scalar(byte)
+            }))
+        default:
+            return String(decoding: bytes, as: UTF8.self)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// Windows-1252's 0x80–0x9F (its five undefined bytes as themselves, as WHATWG decodes them).
+    private static let windows1252: [Unicode.Scalar] = [
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+        0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    ].map { Unicode.Scalar(UInt32($0)) ?? "?" }
 
     /// Base64, skipping line breaks and anything outside the alphabet.
     static func base64(_ text: some Collection<UInt8>) -> [UInt8] {

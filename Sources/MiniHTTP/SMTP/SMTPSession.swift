@@ -137,6 +137,9 @@ public struct SMTPSession: Sendable {
     /// True after QUIT or a fatal error: `receive` ignores input and asks for `.close`.
     public var isClosed: Bool { phase == .closed }
 
+    /// Whether a message's text is being received (between DATA's 354 and the final dot).
+    public var isReceivingMessage: Bool { phase == .data }
+
     /// Feeds bytes as they arrived; any split gives the same replies as the bytes at once.
     /// Every complete command line is answered in order (RFC 2920 pipelining); after DATA's 354
     /// the input is message text. `.startTLS`: send the bytes, then begin the handshake; the

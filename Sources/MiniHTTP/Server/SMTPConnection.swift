@@ -41,6 +41,8 @@ final class SMTPConnection {
     private var writePendingSince: UInt64?
     /// Bytes of the session's buffers reserved against the server's body budget.
     private var reservedBytes = 0
+    /// Monotonic ns when the message being received began (DATA's 354); nil between messages.
+    private var messageStarted: UInt64?
 
     init(id: UInt64, fd: Int32, loop: EventLoop, configuration: SMTPServerConfiguration, now: UInt64) {
         self.id = id
@@ -105,6 +107,11 @@ final class SMTPConnection {
             lastInput = now
             let answer = session.receive(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
             queue(answer.bytes, now: now)
+            if session.isReceivingMessage {
+                if messageStarted == nil { messageStarted = now }
+            } else {
+                messageStarted = nil
+            }
             guard reserveBuffered() else {
                 queue(Array("452 4.3.1 \(configuration.hostname) Error: insufficient system storage\r\n".utf8), now: now)
                 closeAfterWrite = true
@@ -237,7 +244,8 @@ final class SMTPConnection {
             loop.close(self)
             return
         }
-        guard !closeAfterWrite, Connection.seconds(from: lastInput, to: now) > configuration.idleTimeout else { return }
+        let messageTooSlow = messageStarted.map { Connection.seconds(from: $0, to: now) > configuration.dataTimeout } ?? false
+        guard !closeAfterWrite, messageTooSlow || Connection.seconds(from: lastInput, to: now) > configuration.idleTimeout else { return }
         if handshaking {
             loop.close(self)
             return

@@ -19,6 +19,9 @@ public struct SMTPServerConfiguration: Sendable {
     public var idleTimeout: Double = 300
     /// Seconds queued replies may take to leave before the connection is dropped.
     public var writeTimeout: Double = 30
+    /// Seconds a message's text may take from DATA's 354 to the final dot, however steadily
+    /// its bytes come (a client trickling a byte per idle timeout cannot hold its buffer forever).
+    public var dataTimeout: Double = 600
 
     /// A configuration with the defaults above, deciding with `handler`.
     public init(handler: any SMTPHandler) {
