@@ -196,14 +196,8 @@ final class RelayMailTests: XCTestCase {
     }
 
     func testForwarding_SendsForwardedMailToTheRealAddress_WithDeliveredTo_AndDirectMailAsItCame() throws {
-        // A second SMTP listener stands in for Mailpit.
         let catcher = CatchingHandler()
-        var configuration = HTTPServerConfiguration.testing()
-        configuration.port = 0
-        var smtp = SMTPServerConfiguration(handler: catcher)
-        smtp.port = 0
-        configuration.smtp = smtp
-        let catching = try HTTPServer.start(configuration: configuration, routes: Router().build())
+        let catching = try catcher.listen()
         defer { catching.stop() }
         let server = try start { $0.mailForward = "smtp://127.0.0.1:\(catching.smtpPort ?? 0)" }
         defer { server.stop() }
@@ -234,12 +228,7 @@ final class RelayMailTests: XCTestCase {
 
     func testRelay_ARecipientTwiceGetsOneCopy_ALoopIsRefused_RefusalsCountAsErrors() throws {
         let catcher = CatchingHandler()
-        var configuration = HTTPServerConfiguration.testing()
-        configuration.port = 0
-        var smtp = SMTPServerConfiguration(handler: catcher)
-        smtp.port = 0
-        configuration.smtp = smtp
-        let catching = try HTTPServer.start(configuration: configuration, routes: Router().build())
+        let catching = try catcher.listen()
         defer { catching.stop() }
         let server = try start { $0.mailForward = "smtp://127.0.0.1:\(catching.smtpPort ?? 0)" }
         defer { server.stop() }
@@ -302,6 +291,16 @@ final class CatchingHandler: SMTPHandler {
     }
 
     var count: Int { messages.withLock { $0.count } }
+
+    /// A second SMTP listener on an ephemeral port (standing in for Mailpit) that keeps what it is given.
+    func listen() throws -> HTTPServer {
+        var configuration = HTTPServerConfiguration.testing()
+        configuration.port = 0
+        var smtp = SMTPServerConfiguration(handler: self)
+        smtp.port = 0
+        configuration.smtp = smtp
+        return try HTTPServer.start(configuration: configuration, routes: Router().build())
+    }
 
     /// The messages once `count` have come (or what came within 10 seconds).
     func waitFor(_ count: Int) -> [SMTPMessage] {

@@ -73,7 +73,7 @@ public enum RFC3339 {
     }
 
     /// The date of a day count from 1970-01-01 (`civil_from_days`).
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
         let z = days + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let dayOfEra = z - era * 146097
