@@ -39,6 +39,39 @@ public struct SeededRandom: Sendable {
         self.init(seed: entropy)
     }
 
+    /// Where a stream stands: its key, the next block to compute and the bytes of the current
+    /// block not yet handed out. A stream restored from it goes on with the same bytes.
+    public struct Position: Sendable, Equatable {
+        /// The stream's 32-byte key.
+        public var key: [UInt8]
+        /// The index of the next block to compute.
+        public var nextBlock: UInt64
+        /// The bytes of the current block not yet handed out (at most a block, 32 bytes).
+        public var pending: [UInt8]
+
+        /// A position from its parts; `SeededRandom(position:)` checks them.
+        public init(key: [UInt8], nextBlock: UInt64, pending: [UInt8]) {
+            self.key = key
+            self.nextBlock = nextBlock
+            self.pending = pending
+        }
+    }
+
+    /// Where this stream stands now.
+    public var position: Position {
+        Position(key: key, nextBlock: nextBlock, pending: Array(pending))
+    }
+
+    /// The stream at `position`; nil unless the key is 32 bytes, at most 32 bytes are pending
+    /// and the next block is below 2^63 (no stream gets near it; beyond, counting blocks would
+    /// soon overflow).
+    public init?(position: Position) {
+        guard position.key.count == 32, position.pending.count <= 32, position.nextBlock <= UInt64(Int64.max) else { return nil }
+        self.init(key: position.key)
+        nextBlock = position.nextBlock
+        pending = ArraySlice(position.pending)
+    }
+
     /// The stream keyed by `key` from its first block.
     private init(key: [UInt8]) {
         self.key = key

@@ -22,6 +22,12 @@ public struct MockClock: Sendable, Equatable {
         if settings.frozen { frozenAt = start.rounded(.down) } else { offset = start - real }
     }
 
+    /// A clock with exactly these fields, as a state file stored them (`MockClock+Stored.swift`).
+    init(offset: Double, frozenAt: Double?) {
+        self.offset = offset
+        self.frozenAt = frozenAt
+    }
+
     /// Now, in seconds since 1970 with fractions.
     public func now(real: Double) -> Double { frozenAt ?? (real + offset) }
 

@@ -33,6 +33,18 @@ public struct RandomSource: Sendable {
         kind = .stream(stream)
     }
 
+    /// A stream going on from `position`; nil when the position is malformed (`SeededRandom(position:)`).
+    init?(position: SeededRandom.Position) {
+        guard let stream = SeededRandom(position: position) else { return nil }
+        kind = .stream(stream)
+    }
+
+    /// Where the stream stands, to be stored and restored; nil unless this source is a stream.
+    var streamPosition: SeededRandom.Position? {
+        guard case .stream(let stream) = kind else { return nil }
+        return stream.position
+    }
+
     private init(kind: Kind) {
         self.kind = kind
     }

@@ -75,6 +75,23 @@ public struct NotificationRecord: Sendable {
         self.dueAt = dueAt
     }
 
+    /// A record with exactly these fields, as a state file stored it (`NotificationRecord+Stored.swift`).
+    init(id: UInt64, type: String, userID: String, sequence: UInt64, url: String?, unsigned: [UInt8]?, keyID: String?, jwt: String?,
+         attempts: [Attempt], outcome: Outcome, dueAt: Double, fault: String?) {
+        self.id = id
+        self.type = type
+        self.userID = userID
+        self.sequence = sequence
+        self.url = url
+        self.unsigned = unsigned
+        self.keyID = keyID
+        self.jwt = jwt
+        self.attempts = attempts
+        self.outcome = outcome
+        self.dueAt = dueAt
+        self.fault = fault
+    }
+
     /// Keeps the signed JWT in place of the payload it carries.
     mutating func signed(_ jwt: String) {
         self.jwt = jwt

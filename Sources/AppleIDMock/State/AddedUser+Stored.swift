@@ -1,0 +1,25 @@
+import JOSE
+
+extension AddedUser: StoredCodable {
+    /// `{"user": {…}, "subjects": [sub, …], "relay_addresses": [address, …]}`: the identifiers
+    /// are stored, not recomputed, as the event carries its whole effect.
+    var stored: JSONValue {
+        var object = JSONObject()
+        object["user"] = user.stored
+        object["subjects"] = .array(subjects.map(JSONValue.string))
+        object["relay_addresses"] = .array(relayAddresses.map(JSONValue.string))
+        return .object(object)
+    }
+
+    /// Reads `stored`: a `sub` and a relay address for each team, as many of one as of the other.
+    init(stored: JSONValue, path: String) throws(StoredStateError) {
+        var reader = try StoredReader(stored, path: path)
+        user = try reader.decode("user")
+        subjects = try reader.strings("subjects") { ScenarioRules.isSubject($0) ? nil : "expected a sub (NNNNNN.<32 hex>.NNNN)" }
+        relayAddresses = try reader.strings("relay_addresses", check: ScenarioRules.email)
+        guard relayAddresses.count == subjects.count else {
+            throw reader.error("relay_addresses", "expected \(subjects.count) addresses, one per subject")
+        }
+        try reader.finish()
+    }
+}

@@ -1,0 +1,127 @@
+import JOSE
+
+extension DomainEvent: StoredCodable {
+    /// The event as a state file stores it: `type` (its `name`), then each associated value under
+    /// its label in snake_case (`user_id`, `consent_id`, …); an unlabelled record under the name of
+    /// what it is (`grant`, `added_user`, `transfer`, `account_event`, `reset`, `firing`).
+    var stored: JSONValue {
+        var object = JSONObject()
+        object["type"] = .string(name)
+        switch self {
+        case .consentGranted(let grant):
+            object["grant"] = grant.stored
+        case .consentRevoked(let userID, let teamID, let groupID, let consentID, let by):
+            object["user_id"] = .string(userID)
+            object["team_id"] = .string(teamID)
+            object["group_id"] = .string(groupID)
+            object["consent_id"] = .int(Int64(consentID))
+            object["by"] = .string(by.rawValue)
+        case .codeIssued(let code, let grant):
+            object["code"] = .string(code)
+            object["grant"] = grant.stored
+        case .codeRedeemed(let code, let clientID, let userID, let consentID):
+            object["code"] = .string(code)
+            object["client_id"] = .string(clientID)
+            object["user_id"] = .string(userID)
+            object["consent_id"] = .int(Int64(consentID))
+        case .codesExpired(let at, let count):
+            object["at"] = .int(at)
+            object["count"] = .int(Int64(count))
+        case .tokensIssued(let grantType, let clientID, let userID, let consentID):
+            object["grant_type"] = .string(grantType)
+            object["client_id"] = .string(clientID)
+            object["user_id"] = .optional(userID)
+            object["consent_id"] = .int(Int64(consentID))
+        case .keyPublished(let key, let at, let step):
+            object["key"] = key.stored
+            object["at"] = .int(at)
+            object["step"] = step.map(JSONValue.int) ?? .null
+        case .keyActivated(let kid, let at):
+            object["kid"] = .string(kid)
+            object["at"] = .int(at)
+        case .keyRetired(let kid, let at, let step):
+            object["kid"] = .string(kid)
+            object["at"] = .int(at)
+            object["step"] = step.map(JSONValue.int) ?? .null
+        case .keyScheduleAdvanced(let at):
+            object["at"] = .int(at)
+        case .clockChanged(let clock, let now):
+            object["clock"] = clock.stored
+            object["now"] = .int(now)
+        case .userAdded(let added):
+            object["added_user"] = added.stored
+        case .transferStarted(let record):
+            object["transfer"] = record.stored
+        case .accountDeleted(let userID):
+            object["user_id"] = .string(userID)
+        case .relayForwardingChanged(let userID, let teamID, let enabled):
+            object["user_id"] = .string(userID)
+            object["team_id"] = .string(teamID)
+            object["enabled"] = .bool(enabled)
+        case .accountEvent(let record):
+            object["account_event"] = record.stored
+        case .timelineEventRefused(let index, let message):
+            object["index"] = .int(Int64(index))
+            object["message"] = .string(message)
+        case .reset(let record):
+            object["reset"] = record.stored
+        case .faultFired(let firing):
+            object["firing"] = firing.stored
+        }
+        return .object(object)
+    }
+
+    /// Reads `stored`; an unknown `type` is refused with the names it could be.
+    init(stored: JSONValue, path: String) throws(StoredStateError) {
+        var reader = try StoredReader(stored, path: path)
+        let type = try reader.string("type")
+        let kid: (String) -> String? = { ScenarioRules.isKeyID($0) ? nil : ScenarioRules.keyIDExpectation }
+        switch type {
+        case "consent-granted":
+            self = .consentGranted(try reader.decode("grant"))
+        case "consent-revoked":
+            self = .consentRevoked(userID: try reader.string("user_id"), teamID: try reader.string("team_id"), groupID: try reader.string("group_id"),
+                                   consentID: try reader.uint32("consent_id"),
+                                   by: try reader.choice("by", [Consent.Revocation.byApp, .byUser]))
+        case "code-issued":
+            self = .codeIssued(code: try reader.string("code"), grant: try reader.decode("grant"))
+        case "code-redeemed":
+            self = .codeRedeemed(code: try reader.string("code"), clientID: try reader.string("client_id"), userID: try reader.string("user_id"),
+                                 consentID: try reader.uint32("consent_id"))
+        case "codes-expired":
+            self = .codesExpired(at: try reader.int64("at"), count: try reader.int("count", in: 0...Int.max))
+        case "tokens-issued":
+            self = .tokensIssued(grantType: try reader.string("grant_type"), clientID: try reader.string("client_id"),
+                                 userID: try reader.optionalString("user_id"), consentID: try reader.uint32("consent_id"))
+        case "key-published":
+            self = .keyPublished(key: try reader.decode("key"), at: try reader.int64("at"), step: try reader.optionalInt64("step"))
+        case "key-activated":
+            self = .keyActivated(kid: try reader.string("kid", check: kid), at: try reader.int64("at"))
+        case "key-retired":
+            self = .keyRetired(kid: try reader.string("kid", check: kid), at: try reader.int64("at"), step: try reader.optionalInt64("step"))
+        case "key-schedule-advanced":
+            self = .keyScheduleAdvanced(at: try reader.int64("at"))
+        case "clock-changed":
+            self = .clockChanged(clock: try reader.decode("clock"), now: try reader.int64("now"))
+        case "user-added":
+            self = .userAdded(try reader.decode("added_user"))
+        case "transfer-started":
+            self = .transferStarted(try reader.decode("transfer"))
+        case "account-deleted":
+            self = .accountDeleted(userID: try reader.string("user_id"))
+        case "relay-forwarding-changed":
+            self = .relayForwardingChanged(userID: try reader.string("user_id"), teamID: try reader.string("team_id"), enabled: try reader.bool("enabled"))
+        case "account-event":
+            self = .accountEvent(try reader.decode("account_event"))
+        case "timeline-event-refused":
+            self = .timelineEventRefused(index: try reader.int("index", in: 0...Int.max), message: try reader.string("message"))
+        case "reset":
+            self = .reset(try reader.decode("reset"))
+        case "fault-fired":
+            self = .faultFired(try reader.decode("firing"))
+        default:
+            throw reader.error("type", "unknown event type \"\(type)\" (expected one of: \(Self.names.joined(separator: ", ")))")
+        }
+        try reader.finish()
+    }
+}
