@@ -13,11 +13,13 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System headers Glibc's module does not export (epoll, eventfd, accept4).
         .systemLibrary(name: "CMiniHTTP"),
+        // SQLite 3 (libsqlite3-dev): the state file of `serve --state` (AppleIDMock's State/ folder only).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "MiniHTTP", dependencies: ["CMiniHTTP", "COpenSSL"]),
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
         // The OpenAPI contract (Contract/openapi.json) is compiled into the binary: served at
         // GET /__mock/openapi.json with no bundle to ship beside it.
-        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE"], resources: [.embedInCode("Contract/openapi.json")]),
+        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE", "CSQLite"], resources: [.embedInCode("Contract/openapi.json")]),
         .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE", "MiniHTTP"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
         // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.

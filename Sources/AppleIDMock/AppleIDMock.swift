@@ -74,6 +74,8 @@ public final class AppleIDMockServer: Sendable {
         } catch {
             // Nothing was queued yet: the deliverer ends at once.
             assembly.notifications.stopNow()
+            // The state file's lock goes with its writer: a retry on another port can open it.
+            assembly.stateWriter?.requestStop()
             throw .bind(error)
         }
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)

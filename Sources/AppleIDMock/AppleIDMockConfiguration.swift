@@ -76,6 +76,10 @@ public struct AppleIDMockConfiguration: Sendable {
     /// `smtp://HOST:PORT`: where forwarded and direct mail goes on to (a catcher such as Mailpit);
     /// nil keeps it in the mailbox only.
     public var mailForward: String?
+    /// `serve --state FILE`: a SQLite file that keeps the mock's state across restarts (users,
+    /// consents, codes, keys, clock, MAC secret, notifications, the event sequence); each
+    /// answer is sent only after what it depends on is committed. Nil keeps everything in memory.
+    public var statePath: String?
 
     /// The defaults.
     public init() {}

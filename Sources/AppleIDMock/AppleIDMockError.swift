@@ -13,6 +13,8 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
     case tls(TLSServerContext.Failure)
     /// `mailForward` is not `smtp://HOST:PORT`.
     case mailForward(String)
+    /// The state file cannot be used (in use, damaged, newer, another scenario's).
+    case state(StateFileError)
 
     /// A one-line (or, for scenarios, one-per-problem) explanation.
     public var description: String {
@@ -28,6 +30,7 @@ public enum AppleIDMockError: Error, Sendable, CustomStringConvertible {
             }
         case .tls(let error): "TLS: \(error)"
         case .mailForward(let value): "--mail-forward: expected smtp://HOST:PORT, found \"\(value)\""
+        case .state(let error): error.description
         }
     }
 }

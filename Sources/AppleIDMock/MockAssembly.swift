@@ -24,6 +24,8 @@ final class MockAssembly: Sendable {
     let mailForwarder: MailForwarder?
     /// The SMTP port's decisions.
     let mailHandler: RelayMailHandler
+    /// With `--state`: commits what changes to the state file.
+    let stateWriter: StateWriter?
     /// The once-a-second tick, while it runs.
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     /// Set when the mock stops: a key catch-up on the work thread ends early.
@@ -59,10 +61,21 @@ final class MockAssembly: Sendable {
         self.mailbox = mailbox
         mailHandler = RelayMailHandler(domain: domain, mailbox: mailbox, forwarder: mailForwarder, log: configuration.logger(.info))
         routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
-                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil), journal: journal,
+                              requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil,
+                                                  committing: domain.stateFile == nil ? nil : domain.state), journal: journal,
                               faults: faults, mail: mailbox)
         journal?.attach(routes)
         self.journal = journal
+        if let file = domain.stateFile {
+            if let stored = file.stored { notifications.restore(stored.notifications) } else { notifications.persistChanges() }
+            let writer = StateWriter(file: file, state: domain.state, notifications: notifications, log: configuration.logger(.error))
+            writer.start()
+            stateWriter = writer
+            // Events a restored deliverer had not yet turned into notifications.
+            notifications.collect()
+        } else {
+            stateWriter = nil
+        }
         notificationGrace = configuration.notificationShutdownGrace
         log = configuration.logger(.warn)
     }
@@ -104,8 +117,10 @@ final class MockAssembly: Sendable {
         notifications.releaseReaders()
         await ticker.withLock { $0 }?.value
         for record in await notifications.stop(grace: notificationGrace) {
-            log("notification \(record.id) (\(record.type) for \(record.userID)) to \(record.url ?? "-") undelivered after \(record.attempts.count) attempts")
+            log("notification \(record.id) (\(record.type) for \(record.userID)) to \(record.url ?? "-") undelivered after \(record.attempts.count) attempts"
+                + (stateWriter == nil ? "" : "; the state file keeps it for the next start"))
         }
+        await stateWriter?.stop()
         await AppleIDMockLog.flush()
     }
 

@@ -36,6 +36,7 @@ enum BenchCommand {
         case .users?: return try measureUsers(options, into: &report)
         case .journal?: return try measureJournal(options, into: &report)
         case .mail?: return try measureMail(options, into: &report)
+        case .state?: return try measureState(options, into: &report)
         case nil: break
         }
         progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
@@ -77,6 +78,13 @@ enum BenchCommand {
         }
         try measureUsers(options, into: &report)
         try measureMail(options, into: &report)
+        try measureState(options, secret: secret, into: &report)
+    }
+
+    /// The state file's rows: code exchanges and `/auth/keys` with `--state` against none, idle memory.
+    private static func measureState(_ options: BenchOptions, secret: String? = nil, into report: inout BenchReport) throws {
+        report.state = try StateLoad.run(binary: options.server, secret: try secret ?? clientSecret(options), options: options, cores: report.cores,
+                                         exchanges: options.smoke ? 2000 : 20_000, progress: progress)
     }
 
     /// The SMTP rows: messages accepted per second, the mailbox's memory, `/auth/keys` beside it.

@@ -5,7 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
-                              [--users N] [--only users|journal|mail]
+                              [--users N] [--only users|journal|mail|state]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -20,6 +20,7 @@ struct BenchOptions {
       --only users       measure only the sub-lookup row
       --only journal     measure only the journal's rows (on against --journal off)
       --only mail        measure only the SMTP rows (messages/s, the mailbox's memory, /auth/keys beside it)
+      --only state       measure only the --state rows (code exchanges and /auth/keys against none, idle memory)
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -44,7 +45,7 @@ struct BenchOptions {
     /// Measure only one part (`--only users|journal`); nil measures everything.
     var only: Part?
     /// What `--only` can name.
-    enum Part: String, CaseIterable { case users, journal, mail }
+    enum Part: String, CaseIterable { case users, journal, mail, state }
     /// Whether the run measures everything, not one part.
     var measuresAll: Bool { only == nil }
     /// Seconds `openssl speed` signs for.
@@ -89,7 +90,7 @@ struct BenchOptions {
             case "--users": users = try count(argument, 0...100_000)
             case "--only":
                 let name = try value(argument)
-                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\", \"journal\" or \"mail\", got \"\(name)\"") }
+                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\", \"journal\", \"mail\" or \"state\", got \"\(name)\"") }
                 only = part
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")

@@ -16,6 +16,7 @@ struct BenchReport {
     var userLookups: UserLookupLoad?
     var journal: JournalLoad?
     var mail: MailLoad?
+    var state: StateLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -25,7 +26,7 @@ struct BenchReport {
     /// Requests that failed anywhere in the run.
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
-            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0)
+            + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0) + (state?.failures ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -94,6 +95,13 @@ struct BenchReport {
             rows.append(["journal memory: ring full -> \(count(Double(journal.journaled))) more requests",
                          "\(mib(journal.residentRingFull)) -> \(mib(journal.residentAfter))", "", String(format: "%+.1f%%", journal.memoryGrowth),
                          "within 10%", met(abs(journal.memoryGrowth) <= 10)])
+        }
+        if let state {
+            rows.append(["--state vs none: code exchanges/s (durable commits)", count(state.exchangesOn), "none " + count(state.exchangesOff),
+                         fraction(state.exchangesRatio), ">= 0.70", met(state.exchangesRatio >= 0.7)])
+            rows.append(["--state vs none: /auth/keys req/s (median pair)", count(state.keysOn), "none " + count(state.keysOff),
+                         fraction(state.keysPairRatio), ">= 0.90", met(state.keysPairRatio >= 0.9)])
+            rows.append(["--state: idle resident memory", mib(state.idleResident), "", "", "< 16 MiB", met(state.idleResident < 16)])
         }
         if let mail {
             rows.append(["SMTP messages accepted/s (\(mail.size / 1024) KB, \(mail.connections) connections)", count(mail.messagesPerSecond),
@@ -208,6 +216,11 @@ struct BenchReport {
                                   "exchanges_on_per_s": journal.exchangesOn, "exchanges_off_per_s": journal.exchangesOff,
                                   "exchanges_ratio": journal.exchangesRatio, "rss_mib_ring_full": journal.residentRingFull,
                                   "rss_mib_after": journal.residentAfter, "journaled_after_full": journal.journaled]
+        }
+        if let state {
+            figures["state"] = ["exchanges_on_per_s": state.exchangesOn, "exchanges_off_per_s": state.exchangesOff, "exchanges_ratio": state.exchangesRatio,
+                                "keys_on_per_s": state.keysOn, "keys_off_per_s": state.keysOff, "keys_ratio": state.keysPairRatio,
+                                "idle_rss_mib": state.idleResident]
         }
         if let mail {
             figures["mail"] = ["messages_per_s": mail.messagesPerSecond, "messages": mail.messages, "message_bytes": mail.size,

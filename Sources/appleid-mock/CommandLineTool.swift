@@ -23,6 +23,8 @@ enum CommandLineTool {
            appleid-mock events [--follow]          a running mock's record of what happened, as JSON lines
            appleid-mock requests [--follow|--count] the requests a running mock received, as JSON lines
            appleid-mock mail [list|show ID|clear]  what a running mock's SMTP port (Private Email Relay) received
+           appleid-mock state [show|export|import] --state FILE
+                                                   a state file (serve --state): look, save, seed
            appleid-mock scenario print             write the built-in scenario
            appleid-mock scenario check FILE        validate a scenario file
            appleid-mock sign-in --user U --client ID   native sign-in against a running mock
@@ -56,6 +58,7 @@ enum CommandLineTool {
             case "health": return try HealthCommand.run(rest, environment: environment)
             case "tls": return try TLSCommand.run(rest)
             case "scenario": return try ScenarioCommand.run(rest)
+            case "state": return try StateCommand.run(rest, environment: environment)
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "token": return try TokenCommand.run(rest, environment: environment)
             case "audit": return try AuditCommand.run(rest, environment: environment)

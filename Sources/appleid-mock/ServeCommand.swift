@@ -12,6 +12,7 @@ enum ServeCommand {
                         [--tls-cert FILE --tls-key FILE] [--control-token TOKEN]
                         [--log-level LEVEL] [--seed N] [--journal on|off]
                         [--smtp-port PORT] [--mail-forward smtp://HOST:PORT]
+                        [--state FILE]
 
       --scenario FILE   scenario JSON (default: the built-in one)      APPLEID_MOCK_SCENARIO
       --host HOST       address to bind (default 127.0.0.1)            APPLEID_MOCK_HOST
@@ -68,6 +69,15 @@ enum ServeCommand {
       --mail-forward smtp://HOST:PORT  send forwarded mail (to the real   APPLEID_MOCK_MAIL_FORWARD
                         address) and direct mail on to a catcher such as Mailpit
 
+      --state FILE      keep the state in FILE (SQLite; created when missing)  APPLEID_MOCK_STATE
+                        so a restart, even kill -9, changes nothing a backend can see:
+                        users added, consents and revocations, codes and redemptions,
+                        transfers, signing keys, the clock, the token MAC secret, the --seed
+                        stream, undelivered notifications and the log, the event sequence.
+                        Every answer is sent after what it depends on is committed. One mock
+                        per file; the file belongs to the scenario it was made with.
+                        Inspect, save and seed one with `appleid-mock state` (default: memory only)
+
     SIGINT, SIGTERM and SIGHUP stop it after in-flight requests finish; queued notifications
     get a few seconds more, and any still undelivered are listed on stderr.
 
@@ -82,7 +92,7 @@ enum ServeCommand {
         "notification-timeout": "APPLEID_MOCK_NOTIFICATION_TIMEOUT", "tls-cert": "APPLEID_MOCK_TLS_CERT",
         "tls-key": "APPLEID_MOCK_TLS_KEY", "control-token": "APPLEID_MOCK_CONTROL_TOKEN",
         "log-level": "APPLEID_MOCK_LOG_LEVEL", "seed": "APPLEID_MOCK_SEED", "journal": "APPLEID_MOCK_JOURNAL",
-        "smtp-port": "APPLEID_MOCK_SMTP_PORT", "mail-forward": "APPLEID_MOCK_MAIL_FORWARD",
+        "smtp-port": "APPLEID_MOCK_SMTP_PORT", "mail-forward": "APPLEID_MOCK_MAIL_FORWARD", "state": "APPLEID_MOCK_STATE",
     ]
 
     /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
@@ -129,6 +139,10 @@ enum ServeCommand {
                 throw UsageError(message: "--mail-forward \(target) is this mock's own SMTP port", usage: usage)
             }
             configuration.mailForward = target
+        }
+        if let state = parsed.options["state"] {
+            guard !state.isEmpty else { throw UsageError(message: "--state expects a file path", usage: usage) }
+            configuration.statePath = state
         }
         if let host = parsed.options["host"] {
             guard isBindableHost(host) else {
@@ -202,7 +216,7 @@ enum ServeCommand {
         } catch {
             switch error {
             case .bind: throw CommandFailure(message: "\(error)", status: 1)
-            case .keys, .scenario, .tls, .mailForward: throw CommandFailure(message: "\(error)", status: 2)
+            case .keys, .scenario, .tls, .mailForward, .state: throw CommandFailure(message: "\(error)", status: 2)
             }
         }
         Output.out("listening on \(server.listenURL)")

@@ -16,6 +16,8 @@ public final class AppleIDDomain: Sendable {
     public let clientSecrets: ClientSecretVerifier
     /// Everything that changes.
     public let state: MockState
+    /// With `--state`: the file the state is kept in (its writer runs in `MockAssembly`).
+    let stateFile: StateFile?
     /// The thread key generation, rotations and clock moves run on, off the pool.
     let blockingWork = BlockingWork()
     /// The key `retired-key` forgeries sign with before any key was retired (made on first use).
@@ -26,7 +28,13 @@ public final class AppleIDDomain: Sendable {
     let log: @Sendable (String) -> Void
 
     /// Builds the domain from a configuration: checks the scenario, loads the signing keys.
-    public init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
+    public convenience init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
+        try self.init(configuration: configuration, restoring: nil)
+    }
+
+    /// Builds the domain; with `restoring`, from a state file opened to read (`state show`),
+    /// which it never writes to.
+    init(configuration: AppleIDMockConfiguration, restoring: StateFile?) throws(AppleIDMockError) {
         // A scenario built in Swift gets the same rules as a file: the domain trusts no index
         // or count the rules do not guarantee (probe findings F2, F3).
         // The built-in scenario is known to pass them (ScenarioLoaderTests): checking it again
@@ -74,9 +82,28 @@ public final class AppleIDDomain: Sendable {
         }
         let random = configuration.randomSource
         faultSeed = random.derived("faults")
-        let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: ring,
+        var file = restoring
+        if restoring == nil, let path = configuration.statePath {
+            do {
+                file = try StateFile(path: path, scenarioJSON: configuration.scenario.prettyJSON)
+            } catch {
+                throw .state(error)
+            }
+        }
+        // A restart signs with the keys the state began with, generated ones included.
+        let startRing = (file?.stored?.genesis).flatMap { try? KeyRing(keys: $0.keys, activeKeyID: $0.activeKeyID) } ?? ring
+        let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: startRing,
                                     keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes))
-        state = MockState(context: context, realTime: configuration.realTime, random: random)
+        state = MockState(context: context, realTime: configuration.realTime, random: random, restored: file?.stored,
+                          persisting: file != nil && restoring == nil)
+        if let file, file.stored == nil, restoring == nil {
+            do {
+                try file.writeGenesis(state.genesis)
+            } catch {
+                throw .state(StateFileError(path: file.path, problem: .io(error.description)))
+            }
+        }
+        stateFile = restoring == nil ? file : nil
     }
 
     /// Says on the log how a keys directory whose number of files is not `signing_keys.count`

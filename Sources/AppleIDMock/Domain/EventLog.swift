@@ -13,6 +13,20 @@ struct EventLog: Sendable {
         self.capacity = max(1, capacity)
     }
 
+    /// A log holding the newest of `restored` (a state file's events, in sequence order): the
+    /// sequence goes on after the last of them.
+    init(capacity: Int, restoring restored: [MockState.RecordedEvent]) {
+        self.capacity = max(1, capacity)
+        lastSequence = restored.last?.sequence ?? 0
+        // Only a run without gaps is kept: `page` finds events by arithmetic on their sequence.
+        var kept: [MockState.RecordedEvent] = []
+        for recorded in restored.suffix(self.capacity).reversed() {
+            if let next = kept.last, next.sequence != recorded.sequence + 1 { break }
+            kept.append(recorded)
+        }
+        records = kept.reversed()
+    }
+
     /// Appends `event` under the next sequence number.
     mutating func append(_ event: DomainEvent, at: Double) -> MockState.RecordedEvent {
         lastSequence += 1

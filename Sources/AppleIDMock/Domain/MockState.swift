@@ -29,6 +29,15 @@ public final class MockState: Sendable {
         var lastReal: Double
         /// Expired codes are looked for at most once per mock second.
         var lastPrune: Int64 = .min
+        /// With a state file: events recorded and not yet handed to its writer.
+        var unwritten: [RecordedEvent] = []
+    }
+
+    /// With a state file: the newest event committed to it, and the answers waiting for a
+    /// commit through an event (its sequence number).
+    private struct Durability {
+        var committed: UInt64
+        var waiters: [(through: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     /// How many recent events are kept.
@@ -44,10 +53,21 @@ public final class MockState: Sendable {
     private let seededOrder: Bool
     private let context: DomainContext
     private let realTime: @Sendable () -> Double
+    /// Whether a state file's writer takes the recorded events (`takeUnwritten`), and answers
+    /// wait for their commit (`awaitCommitted`).
+    let persisting: Bool
+    private let durability: Mutex<Durability>
+    /// How this state began: what a state file stores first, to apply its events to.
+    let genesis: StateGenesis
 
-    init(context: DomainContext, realTime: @escaping @Sendable () -> Double, random: RandomSource) {
+    /// The state at start: the scenario's initial state — or, with `restored`, the state a state
+    /// file held (its genesis, then its events replayed, its seeded stream's position). With
+    /// `persisting`, recorded events wait for a state file's writer.
+    init(context: DomainContext, realTime: @escaping @Sendable () -> Double, random: RandomSource, restored: StoredState? = nil,
+         persisting: Bool = false) {
         self.context = context
         self.realTime = realTime
+        self.persisting = persisting
         var random = random.resolved()
         let secret = random.bytes(32)
         let order = random.derived("jwks order")
@@ -55,8 +75,23 @@ public final class MockState: Sendable {
         keyOrder = Mutex(order)
         let real = realTime()
         let clock = MockClock(context.scenario.clock, real: real)
-        let world = World(context: context, clock: clock, now: clock.seconds(real: real), secret: secret, firstConsentID: 1, random: random)
-        guarded = Mutex(Guarded(world: world, log: EventLog(capacity: Self.eventCapacity), lastReal: real))
+        let ring = context.ring
+        var genesis = StateGenesis(secret: secret, clock: clock, start: clock.seconds(real: real), keys: ring.keys, activeKeyID: ring.activeKey.keyID)
+        var log = EventLog(capacity: Self.eventCapacity)
+        if let restored {
+            genesis = restored.genesis
+            // A seeded run goes on where its stream stood; an unseeded one draws from fresh entropy.
+            if let position = restored.random, let stream = RandomSource(position: position) { random = stream }
+            log = EventLog(capacity: Self.eventCapacity, restoring: restored.events)
+        }
+        self.genesis = genesis
+        var world = World(context: context, clock: genesis.clock, now: genesis.start, secret: genesis.secret, firstConsentID: 1, random: random)
+        if let restored {
+            for recorded in restored.events { world.apply(recorded.event) }
+            world.random = random
+        }
+        durability = Mutex(Durability(committed: log.lastSequence))
+        guarded = Mutex(Guarded(world: world, log: log, lastReal: real))
         publishedJWKs = Mutex(world.publishedJWKs)
     }
 
@@ -109,6 +144,7 @@ public final class MockState: Sendable {
         guarded.world.random = changes.random
         let at = guarded.world.clock.now(real: real)
         for event in changes.events { recorded.append(guarded.log.append(event, at: at)) }
+        if persisting { guarded.unwritten.append(contentsOf: recorded.suffix(changes.events.count)) }
     }
 
     /// What the passing of time does before any operation: the scenario's timeline events whose
@@ -145,6 +181,46 @@ public final class MockState: Sendable {
     func read<T>(_ read: (World, Int64) -> T) -> T {
         let readReal = realTime()
         return guarded.withLock { guarded in read(guarded.world, guarded.world.clock.seconds(real: max(readReal, guarded.lastReal))) }
+    }
+
+    // MARK: - State file
+
+    /// The events recorded since the last call, for the state file's writer, with the seeded
+    /// stream's position after them (nil for an unseeded run, which starts afresh).
+    func takeUnwritten() -> (events: [RecordedEvent], random: SeededRandom.Position?) {
+        guarded.withLock { guarded in
+            let events = guarded.unwritten
+            guarded.unwritten = []
+            return (events, context.keySeed == nil || events.isEmpty ? nil : guarded.world.random.streamPosition)
+        }
+    }
+
+    /// Marks the events through `sequence` committed: answers waiting for them go.
+    func markCommitted(through sequence: UInt64) {
+        let ready = durability.withLock { durability -> [CheckedContinuation<Void, Never>] in
+            durability.committed = max(durability.committed, sequence)
+            let committed = durability.committed
+            let ready = durability.waiters.filter { $0.through <= committed }.map(\.continuation)
+            if !ready.isEmpty { durability.waiters.removeAll { $0.through <= committed } }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// With a state file: returns once every event recorded so far is committed to it, so an
+    /// answer that depends on an operation is sent only after its commit. At once otherwise.
+    public func awaitCommitted() async {
+        guard persisting else { return }
+        let target = lastEventSequence
+        guard durability.withLock({ $0.committed < target }) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = durability.withLock { durability -> Bool in
+                guard durability.committed < target else { return false }
+                durability.waiters.append((target, continuation))
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
     }
 
     // MARK: - Events

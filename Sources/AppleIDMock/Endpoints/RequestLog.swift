@@ -13,6 +13,9 @@ struct RequestLog: Sendable {
     let sink: @Sendable (String) -> Void
     /// Whether answers carry notes for the request journal.
     var journal = false
+    /// With a state file: the state whose commit every deferred answer waits for (what an
+    /// operation changed is committed before any answer that depends on it is sent).
+    var committing: MockState? = nil
 
     /// A log that writes nothing (route tables built without a configuration's log).
     static let silent = RequestLog(level: .error, sink: { _ in })
@@ -20,16 +23,19 @@ struct RequestLog: Sendable {
     /// An Apple endpoint at `path`: refusals (`OAuthError`, `AuthorizeError`) are logged with
     /// their reason, then answered as they always are.
     func apple(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) -> HTTPHandler {
-        guard level >= .info || journal else { return .deferred(handler) }
-        let (debug, info, journal) = (level >= .debug, level >= .info, journal)
+        guard level >= .info || journal || committing != nil else { return .deferred(handler) }
+        let (debug, info, journal, committing) = (level >= .debug, level >= .info, journal, committing)
         return .deferred { [sink] request in
             let events = journal ? EventCollector() : nil
             do {
                 var response = try EventCollector.$current.withValue(events) { try handler(request) }
+                await committing?.awaitCommitted()
                 if debug { sink(Self.answered(request, path, response.status)) }
                 if let events { response.note = JournalNote(events: events.sequences) }
                 return response
             } catch {
+                // A refusal may depend on what another operation changed (a code it redeemed).
+                await committing?.awaitCommitted()
                 guard let refusal = Self.refusal(error) else {
                     if debug { sink(Self.answered(request, path, Self.status(error))) }
                     throw error
@@ -67,16 +73,18 @@ struct RequestLog: Sendable {
                 }
             }
         case .deferred(let body):
-            guard debug || journal else { return handler }
-            let journal = journal
+            guard debug || journal || committing != nil else { return handler }
+            let (journal, committing) = (journal, committing)
             return .deferred { [sink] request in
                 let events = journal ? EventCollector() : nil
                 do {
                     var response = try await EventCollector.$current.withValue(events) { try await body(request) }
+                    await committing?.awaitCommitted()
                     if debug { sink(Self.answered(request, path, response.status)) }
                     if let events { response.note = JournalNote(events: events.sequences) }
                     return response
                 } catch {
+                    await committing?.awaitCommitted()
                     if debug { sink(Self.answered(request, path, Self.status(error))) }
                     guard let events, let known = error as? any HTTPResponseError else { throw error }
                     // A refusal after part of the work (a reset that failed late) still names its events.

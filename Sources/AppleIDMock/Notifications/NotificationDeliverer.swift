@@ -34,6 +34,12 @@ public final class NotificationDeliverer: Sendable {
         var cursor: UInt64 = 0
         /// Records a `reorder` fault holds back until a later one has been attempted.
         var held: [UInt64] = []
+        /// With a state file: records new or changed since its writer last took them, whether
+        /// the log was cleared, and the cursor it last took.
+        var persisting = false
+        var dirty: Set<UInt64> = []
+        var cleared = false
+        var takenCursor: UInt64 = 0
 
         /// The live records.
         var live: ArraySlice<NotificationRecord> { records[start...] }
@@ -129,6 +135,7 @@ public final class NotificationDeliverer: Sendable {
         state.withLock { state in
             state.records = state.live.filter { !$0.isSettled }
             state.start = 0
+            if state.persisting { state.cleared = true }
         }
     }
 
@@ -151,6 +158,7 @@ public final class NotificationDeliverer: Sendable {
         var count = 0
         for index in state.live.indices where state.records[index].outcome == .pending {
             state.records[index].outcome = .abandoned
+            if state.persisting { state.dirty.insert(state.records[index].id) }
             count += 1
         }
         return count
@@ -212,6 +220,57 @@ public final class NotificationDeliverer: Sendable {
         return taken
     }
 
+    // MARK: - State file
+
+    /// Takes up the log a state file kept, before any event is collected: records, cursor and
+    /// next id; pending records (one on the wire when the mock died included) are due now.
+    /// From then on, changes are kept for `takeChanges`.
+    func restore(_ stored: StoredNotifications) {
+        let now = realTime()
+        let pending = state.withLock { state -> Int in
+            state.persisting = true
+            state.records = Array(stored.records.suffix(Self.logCapacity))
+            state.start = 0
+            state.cursor = stored.cursor
+            state.takenCursor = stored.cursor
+            state.nextID = max(stored.nextID, (state.records.last?.id ?? 0) + 1)
+            var pending = 0
+            for index in state.records.indices where state.records[index].outcome == .pending {
+                // On the wire when the mock died (due at infinity while in flight): due now.
+                if !state.records[index].dueAt.isFinite { state.records[index].dueAt = now }
+                state.due.insert(dueAt: state.records[index].dueAt, id: state.records[index].id)
+                pending += 1
+            }
+            return pending
+        }
+        if pending > 0 { startWorkers() }
+    }
+
+    /// The log's changes since the last call, for the state file's writer; nil when none.
+    /// Stopping marks pending records abandoned in memory only: the file keeps them pending,
+    /// so delivery resumes after a restart.
+    func takeChanges() -> NotificationChanges? {
+        state.withLock { state in
+            guard state.persisting, !state.dirty.isEmpty || state.cleared || state.cursor != state.takenCursor else { return nil }
+            var changes = NotificationChanges(replaceAll: state.cleared, firstLiveID: state.live.first?.id ?? state.nextID,
+                                              cursor: state.cursor, nextID: state.nextID)
+            if state.cleared {
+                changes.records = Array(state.live)
+            } else {
+                for id in state.dirty.sorted() { if let index = state.index(of: id) { changes.records.append(state.records[index]) } }
+            }
+            state.dirty.removeAll(keepingCapacity: true)
+            state.cleared = false
+            state.takenCursor = state.cursor
+            return changes
+        }
+    }
+
+    /// Keeps changes for `takeChanges` from now on (a new state file).
+    func persistChanges() {
+        state.withLock { $0.persisting = true }
+    }
+
     // MARK: - Delivery
 
     /// Reads the events recorded since the last call: each account event becomes a record in
@@ -269,6 +328,11 @@ public final class NotificationDeliverer: Sendable {
         for firing in fired { faults?.record(firing) }
         if missed > 0 { log("notification deliverer fell \(missed) events behind: their notifications were not sent") }
         guard queued > 0 else { return }
+        startWorkers()
+    }
+
+    /// Starts the workers the first time, and wakes one.
+    private func startWorkers() {
         if workersStarted.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             for index in 0..<workerCount {
                 startThread("notify-\(index)") { [self] in work() }
@@ -306,6 +370,7 @@ public final class NotificationDeliverer: Sendable {
 
     private func append(_ state: inout State, _ record: NotificationRecord) {
         state.nextID += 1
+        if state.persisting { state.dirty.insert(record.id) }
         state.records.append(record)
         if record.outcome == .pending { state.due.insert(dueAt: record.dueAt, id: record.id) }
         guard state.records.count - state.start > Self.logCapacity else { return }
@@ -405,6 +470,7 @@ public final class NotificationDeliverer: Sendable {
             guard let index = state.index(of: record.id) else { return state.draining ? Self.takeWaiters(&state) : [] }
             if let jwt, state.records[index].jwt == nil { state.records[index].signed(jwt) }
             state.records[index].attempts.append(result)
+            if state.persisting { state.dirty.insert(record.id) }
             releaseHeld(before: record.id, &state)
             // Abandoned while on the wire (a reset, a cancel): the attempt is kept, the outcome too.
             guard state.records[index].outcome == .pending else { return state.draining ? Self.takeWaiters(&state) : [] }

@@ -1,0 +1,290 @@
+import FoundationEssentials
+import JOSE
+
+/// The state file of `serve --state FILE`: a SQLite database in WAL mode holding what a restart
+/// must not forget. It stores the mock's beginning (`StateGenesis`: MAC secret, clock, start,
+/// the keys it began with) and every event since (each carries its whole effect, so the
+/// scenario, the genesis and the events rebuild the same `World`), the seeded stream's position,
+/// and the notification log with the deliverer's cursor. It is written, never queried, while
+/// the mock runs: the writer commits batches, and reads happen once, at start.
+///
+/// One mock holds a file at a time: the connection keeps an exclusive lock from its first write
+/// until it closes, so a second mock (or `state` command) on the same file is refused at once.
+final class StateFile: @unchecked Sendable {
+    /// The schema this build writes and the newest it reads.
+    static let schemaVersion: Int64 = 1
+    /// `PRAGMA application_id`: "AIDM", so another program's SQLite file is told apart.
+    static let applicationID: Int64 = 0x4149_444D
+    /// The newest events are kept whole for the event feed; older ones that no later state needs
+    /// are dropped (see `compact`).
+    static let keptEvents: Int64 = 10_000
+
+    /// Schema changes, in order: `migrations[n]` brings a file from version n to n + 1.
+    private static let migrations: [String] = [
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TABLE events(sequence INTEGER PRIMARY KEY, at REAL NOT NULL, type TEXT NOT NULL, code TEXT, expires INTEGER, body TEXT NOT NULL);
+        CREATE INDEX events_code ON events(code) WHERE code IS NOT NULL;
+        CREATE TABLE notifications(id INTEGER PRIMARY KEY, body TEXT NOT NULL);
+        """,
+    ]
+
+    private let database: SQLiteDatabase
+    /// The file's path.
+    let path: String
+    /// What the file held when opened; nil for a new file.
+    let stored: StoredState?
+    /// The scenario the state belongs to, as its pretty JSON.
+    private(set) var scenarioJSON: String
+    private var insertEvent: SQLiteStatement?
+    private var upsertNotification: SQLiteStatement?
+    private var setMeta: SQLiteStatement?
+    private var writtenSinceCompaction: Int64 = 0
+
+    /// Opens (or creates) the state file at `path` for a mock serving the scenario whose pretty
+    /// JSON is `scenarioJSON`, takes its lock and reads what it holds. Refused — the file left as
+    /// it was — when it is in use, damaged, newer than this build, another program's, or the
+    /// state of another scenario. `readOnly` reads and holds the file without writing to it;
+    /// with it, a nil `scenarioJSON` takes the file's own scenario.
+    init(path: String, scenarioJSON: String?, readOnly: Bool = false) throws(StateFileError) {
+        self.path = path
+        self.scenarioJSON = scenarioJSON ?? ""
+        let exists = FileManager.default.fileExists(atPath: path)
+        if readOnly && !exists { throw StateFileError(path: path, problem: .missing) }
+        if exists && BoundedFile.isDirectory(path) { throw StateFileError(path: path, problem: .notAFile) }
+        do {
+            database = try SQLiteDatabase(path: path, create: !exists)
+        } catch {
+            throw StateFileError(path: path, problem: .io(error.description))
+        }
+        do {
+            // The file is read once, at start, and then only written: a small page cache will do.
+            try database.execute("PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-256")
+            // Read-only checks first: nothing is written to a file this build refuses.
+            let application = try database.integer("PRAGMA application_id") ?? 0
+            let version = try database.integer("PRAGMA user_version") ?? 0
+            let tables = try database.integer("SELECT count(*) FROM sqlite_schema") ?? 0
+            if application != Self.applicationID && !(application == 0 && version == 0 && tables == 0) {
+                throw StateFileError(path: path, problem: .foreign)
+            }
+            if version > Self.schemaVersion { throw StateFileError(path: path, problem: .newer(version)) }
+            if tables > 0 {
+                let check = try database.texts("PRAGMA quick_check")
+                guard check == ["ok"] else { throw StateFileError(path: path, problem: .damaged(check.prefix(3).joined(separator: "; "))) }
+            }
+            if tables > 0, let held = try database.texts("SELECT value FROM meta WHERE key = 'scenario'").first {
+                guard let scenarioJSON else {
+                    self.scenarioJSON = held
+                    stored = try Self.read(database, path: path)
+                    return
+                }
+                guard held == scenarioJSON else { throw StateFileError(path: path, problem: .otherScenario) }
+            }
+            if readOnly && tables == 0 { throw StateFileError(path: path, problem: .damaged("no tables: not a state file")) }
+            stored = tables > 0 ? try Self.read(database, path: path) : nil
+            database.releaseMemory()
+            if readOnly { return }
+            // WAL: a commit appends to the log and syncs it (synchronous=FULL): durable at COMMIT.
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+            try database.transaction { () throws(SQLiteError) in
+                for index in Int(version)..<Self.migrations.count { try database.execute(Self.migrations[index]) }
+                try database.execute("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(Self.schemaVersion)")
+                try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scenario', ?1)").run(.text(self.scenarioJSON))
+            }
+        } catch let error as StateFileError {
+            throw error
+        } catch let error as SQLiteError {
+            throw StateFileError(path: path, problem: error.isBusy ? .inUse : error.isDamaged ? .damaged(error.message) : .io(error.description))
+        } catch {
+            throw StateFileError(path: path, problem: .io("\(error)"))
+        }
+    }
+
+    /// Writes the mock's beginning into a new file.
+    func writeGenesis(_ genesis: StateGenesis) throws(SQLiteError) {
+        try database.transaction { () throws(SQLiteError) in
+            try meta("genesis", genesis.stored)
+        }
+    }
+
+    /// Commits `batch` in one transaction: its events, the seeded stream's position after them,
+    /// the notification log's changes. Durable when it returns (WAL, synchronous=FULL).
+    func write(_ batch: StateBatch) throws(SQLiteError) {
+        try database.transaction { () throws(SQLiteError) in
+            if insertEvent == nil {
+                insertEvent = try database.prepare("INSERT OR REPLACE INTO events(sequence, at, type, code, expires, body) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+            }
+            for recorded in batch.events {
+                let (code, expires) = Self.compactionKeys(recorded.event)
+                try insertEvent?.run(.integer(Int64(clamping: recorded.sequence)), .real(recorded.at), .text(recorded.event.name),
+                                     code.map(SQLiteValue.text) ?? .null, expires.map(SQLiteValue.integer) ?? .null,
+                                     .text(Self.text(recorded.event.stored)))
+            }
+            if let random = batch.random { try meta("random", random.stored) }
+            if let notifications = batch.notifications {
+                if notifications.replaceAll { try database.execute("DELETE FROM notifications") }
+                if upsertNotification == nil {
+                    upsertNotification = try database.prepare("INSERT OR REPLACE INTO notifications(id, body) VALUES(?1, ?2)")
+                }
+                for record in notifications.records {
+                    try upsertNotification?.run(.integer(Int64(clamping: record.id)), .text(Self.text(record.stored)))
+                }
+                if notifications.firstLiveID > 1 {
+                    try database.prepare("DELETE FROM notifications WHERE id < ?1").run(.integer(Int64(clamping: notifications.firstLiveID)))
+                }
+                var cursor = JSONObject()
+                cursor["cursor"] = .int(Int64(clamping: notifications.cursor))
+                cursor["next_id"] = .int(Int64(clamping: notifications.nextID))
+                try meta("notifications", .object(cursor))
+            }
+            writtenSinceCompaction += Int64(batch.events.count)
+            if writtenSinceCompaction >= Self.keptEvents, let last = batch.events.last {
+                writtenSinceCompaction = 0
+                try compact(before: Int64(clamping: last.sequence) - Self.keptEvents)
+            }
+        }
+    }
+
+    /// Drops events at or before `cutoff` that no later state needs: the inert ones (tokens
+    /// issued, faults fired), a code's issue together with its redemption, and the issue of a
+    /// code a later `codes-expired` dropped. Consents, revocations, keys, users, the clock,
+    /// transfers and resets stay: replaying what is left gives the same world.
+    private func compact(before cutoff: Int64) throws(SQLiteError) {
+        guard cutoff > 0 else { return }
+        try database.prepare("DELETE FROM events WHERE sequence <= ?1 AND type IN ('tokens-issued', 'fault-fired')").run(.integer(cutoff))
+        try database.prepare("""
+            DELETE FROM events WHERE sequence <= ?1 AND code IN
+              (SELECT code FROM events WHERE type = 'code-redeemed' AND sequence <= ?1)
+            """).run(.integer(cutoff))
+        try database.prepare("""
+            DELETE FROM events AS issued WHERE issued.sequence <= ?1 AND issued.type = 'code-issued' AND EXISTS
+              (SELECT 1 FROM events AS expiry WHERE expiry.type = 'codes-expired' AND expiry.sequence > issued.sequence AND expiry.expires >= issued.expires)
+            """).run(.integer(cutoff))
+    }
+
+    /// The columns compaction reads: a code's value, and its expiry (a code's) or the instant
+    /// codes expired by (`codes-expired`).
+    private static func compactionKeys(_ event: DomainEvent) -> (code: String?, expires: Int64?) {
+        switch event {
+        case .codeIssued(let code, let grant): (code, grant.expiresAt)
+        case .codeRedeemed(let code, _, _, _): (code, nil)
+        case .codesExpired(let at, _): (nil, at)
+        default: (nil, nil)
+        }
+    }
+
+    private func meta(_ key: String, _ value: JSONValue) throws(SQLiteError) {
+        if setMeta == nil { setMeta = try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)") }
+        try setMeta?.run(.text(key), .text(Self.text(value)))
+    }
+
+    private static func text(_ value: JSONValue) -> String {
+        String(decoding: JSONWriter.compact(value), as: UTF8.self)
+    }
+
+    // MARK: - Reading
+
+    /// Everything the file holds, decoded; a row that does not decode names itself.
+    private static func read(_ database: SQLiteDatabase, path: String) throws -> StoredState {
+        func parse(_ text: String, _ place: String) throws(StateFileError) -> JSONValue {
+            do {
+                return try JSONParser.parse(text)
+            } catch {
+                throw StateFileError(path: path, problem: .damaged("\(place): not JSON (\(error))"))
+            }
+        }
+        func decoded<T>(_ place: String, _ body: () throws(StoredStateError) -> T) throws(StateFileError) -> T {
+            do {
+                return try body()
+            } catch {
+                throw StateFileError(path: path, problem: .damaged("\(place): \(error)"))
+            }
+        }
+        var meta: [String: String] = [:]
+        let metaRows = try database.prepare("SELECT key, value FROM meta")
+        while try metaRows.step() { meta[metaRows.text(0) ?? ""] = metaRows.text(1) ?? "" }
+        guard let genesisText = meta["genesis"] else { throw StateFileError(path: path, problem: .damaged("no genesis record")) }
+        let genesisJSON = try parse(genesisText, "genesis")
+        let genesis = try decoded("genesis") { () throws(StoredStateError) in try StateGenesis(stored: genesisJSON, path: "genesis") }
+        var random: SeededRandom.Position?
+        if let text = meta["random"] {
+            let json = try parse(text, "random")
+            random = try decoded("random") { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: "random") }
+        }
+        var events: [MockState.RecordedEvent] = []
+        let rows = try database.prepare("SELECT sequence, at, body FROM events ORDER BY sequence")
+        while try rows.step() {
+            let sequence = rows.integer(0)
+            guard sequence > 0 else { throw StateFileError(path: path, problem: .damaged("event \(sequence): sequence below 1")) }
+            let json = try parse(rows.text(2) ?? "", "event \(sequence)")
+            let event = try decoded("event \(sequence)") { () throws(StoredStateError) in try DomainEvent(stored: json, path: "event") }
+            events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: rows.real(1), event: event))
+        }
+        var notifications = StoredNotifications()
+        if let text = meta["notifications"] {
+            let json = try parse(text, "notifications")
+            guard case .object(let cursor) = json, case .int(let at)? = cursor["cursor"], case .int(let next)? = cursor["next_id"], at >= 0, next >= 1 else {
+                throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, \"next_id\": n}"))
+            }
+            notifications.cursor = UInt64(at)
+            notifications.nextID = UInt64(next)
+        }
+        let records = try database.prepare("SELECT id, body FROM notifications ORDER BY id")
+        while try records.step() {
+            let id = records.integer(0)
+            let json = try parse(records.text(1) ?? "", "notification \(id)")
+            notifications.records.append(try decoded("notification \(id)") { () throws(StoredStateError) in
+                try NotificationRecord(stored: json, path: "notification")
+            })
+        }
+        return StoredState(genesis: genesis, random: random, events: events, notifications: notifications)
+    }
+}
+
+/// What a state file held at start: enough to rebuild the mock as it was.
+struct StoredState: Sendable {
+    /// The mock's beginning.
+    var genesis: StateGenesis
+    /// The seeded stream's position after the last event (seeded runs only).
+    var random: SeededRandom.Position?
+    /// Every event kept, in sequence order.
+    var events: [MockState.RecordedEvent]
+    /// The notification log.
+    var notifications: StoredNotifications
+}
+
+/// The notification log as stored: the records, the deliverer's cursor and next id.
+struct StoredNotifications: Sendable {
+    /// The last event the deliverer turned into records.
+    var cursor: UInt64 = 0
+    /// The id the next record gets.
+    var nextID: UInt64 = 1
+    /// The records, ids ascending.
+    var records: [NotificationRecord] = []
+}
+
+/// The notification log's changes since the last commit.
+struct NotificationChanges: Sendable {
+    /// Records new or changed.
+    var records: [NotificationRecord] = []
+    /// Whether the stored log is replaced by `records` (the log was cleared).
+    var replaceAll = false
+    /// Records below this id left the log.
+    var firstLiveID: UInt64 = 1
+    /// The deliverer's cursor and next id.
+    var cursor: UInt64 = 0
+    var nextID: UInt64 = 1
+}
+
+/// One commit's worth of changes.
+struct StateBatch: Sendable {
+    /// Events recorded since the last commit, in sequence order.
+    var events: [MockState.RecordedEvent] = []
+    /// The seeded stream's position after them.
+    var random: SeededRandom.Position?
+    /// The notification log's changes.
+    var notifications: NotificationChanges?
+
+    /// Whether there is nothing to commit.
+    var isEmpty: Bool { events.isEmpty && random == nil && notifications == nil }
+}
