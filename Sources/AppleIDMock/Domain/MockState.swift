@@ -33,11 +33,15 @@ public final class MockState: Sendable {
         var unwritten: [RecordedEvent] = []
     }
 
-    /// With a state file: the newest event committed to it, and the answers waiting for a
-    /// commit through an event (its sequence number).
+    /// With a state file: changes counted (events recorded, notification log changes) and how
+    /// many of them are committed; the answers waiting for a count to be committed; the key set
+    /// `/auth/keys` serves once the change that made it is committed.
     private struct Durability {
-        var committed: UInt64
+        var changes: UInt64 = 0
+        var committed: UInt64 = 0
         var waiters: [(through: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        var pendingJWKs: (through: UInt64, fragments: [[UInt8]])?
+        var writerWakeup: DispatchSemaphore?
     }
 
     /// How many recent events are kept.
@@ -46,7 +50,7 @@ public final class MockState: Sendable {
     private let guarded: Mutex<Guarded>
     /// The published keys' JWK fragments, copied out of the world whenever an operation changes
     /// them: `/auth/keys`, the hottest route, reads them without taking the world's lock or the
-    /// clock. Lock order: `guarded`, then this.
+    /// clock. Lock order: `guarded`, then `durability`, then this.
     private let publishedJWKs: Mutex<[[UInt8]]>
     /// With `--seed`: the stream `/auth/keys` draws its order from, in request order.
     private let keyOrder: Mutex<SeededRandom?>
@@ -90,7 +94,7 @@ public final class MockState: Sendable {
             for recorded in restored.events { world.apply(recorded.event) }
             world.random = random
         }
-        durability = Mutex(Durability(committed: log.lastSequence))
+        durability = Mutex(Durability())
         guarded = Mutex(Guarded(world: world, log: log, lastReal: real))
         publishedJWKs = Mutex(world.publishedJWKs)
     }
@@ -125,7 +129,12 @@ public final class MockState: Sendable {
             }
             if guarded.world.keysRevision != keysRevision {
                 let fragments = guarded.world.publishedJWKs
-                publishedJWKs.withLock { $0 = fragments }
+                if persisting {
+                    // With a state file, /auth/keys serves a key only once its change is committed.
+                    durability.withLock { $0.pendingJWKs = ($0.changes, fragments) }
+                } else {
+                    publishedJWKs.withLock { $0 = fragments }
+                }
             }
             return (outcome, recorded, fromTime)
         }
@@ -144,7 +153,10 @@ public final class MockState: Sendable {
         guarded.world.random = changes.random
         let at = guarded.world.clock.now(real: real)
         for event in changes.events { recorded.append(guarded.log.append(event, at: at)) }
-        if persisting { guarded.unwritten.append(contentsOf: recorded.suffix(changes.events.count)) }
+        if persisting && !changes.events.isEmpty {
+            guarded.unwritten.append(contentsOf: recorded.suffix(changes.events.count))
+            durability.withLock { $0.changes &+= UInt64(changes.events.count) }
+        }
     }
 
     /// What the passing of time does before any operation: the scenario's timeline events whose
@@ -195,11 +207,36 @@ public final class MockState: Sendable {
         }
     }
 
-    /// Marks the events through `sequence` committed: answers waiting for them go.
-    func markCommitted(through sequence: UInt64) {
+    /// Counts a change the state file's writer takes from elsewhere (the notification log)
+    /// and wakes the writer: answers from now on wait for its commit too.
+    func noteUncommittedChange() {
+        guard persisting else { return }
+        let wakeup = durability.withLock { durability -> DispatchSemaphore? in
+            durability.changes &+= 1
+            return durability.writerWakeup
+        }
+        wakeup?.signal()
+    }
+
+    /// The writer's wakeup for changes that record no event.
+    func setWriterWakeup(_ wakeup: DispatchSemaphore) {
+        durability.withLock { $0.writerWakeup = wakeup }
+    }
+
+    /// How many changes have been counted: read before taking them, it is what a commit of
+    /// everything taken covers.
+    var countedChanges: UInt64 { durability.withLock { $0.changes } }
+
+    /// Marks the first `count` changes committed: `/auth/keys` takes up the key set they made,
+    /// then the answers waiting for them go.
+    func markCommitted(upTo count: UInt64) {
         let ready = durability.withLock { durability -> [CheckedContinuation<Void, Never>] in
-            durability.committed = max(durability.committed, sequence)
+            durability.committed = max(durability.committed, count)
             let committed = durability.committed
+            if let pending = durability.pendingJWKs, pending.through <= committed {
+                publishedJWKs.withLock { $0 = pending.fragments }
+                durability.pendingJWKs = nil
+            }
             let ready = durability.waiters.filter { $0.through <= committed }.map(\.continuation)
             if !ready.isEmpty { durability.waiters.removeAll { $0.through <= committed } }
             return ready
@@ -207,11 +244,11 @@ public final class MockState: Sendable {
         for continuation in ready { continuation.resume() }
     }
 
-    /// With a state file: returns once every event recorded so far is committed to it, so an
+    /// With a state file: returns once every change counted so far is committed to it, so an
     /// answer that depends on an operation is sent only after its commit. At once otherwise.
     public func awaitCommitted() async {
         guard persisting else { return }
-        let target = lastEventSequence
+        let target = durability.withLock { $0.changes }
         guard durability.withLock({ $0.committed < target }) else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiting = durability.withLock { durability -> Bool in

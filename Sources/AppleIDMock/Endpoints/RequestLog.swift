@@ -60,6 +60,11 @@ struct RequestLog: Sendable {
     func other(_ path: String?, _ handler: HTTPHandler) -> HTTPHandler {
         let debug = level >= .debug
         switch handler {
+        case .immediate(let body) where committing != nil && (path ?? "").hasPrefix(ControlResponse.prefix):
+            // With a state file, a control route's answer (the clock, the keys, health's kid) waits
+            // for the commit of what it read, off the loop. Apple's /auth/keys stays on the loop:
+            // the state owner gives it a key set only once committed.
+            return other(path, .deferred { request in try body(request) })
         case .immediate(let body):
             guard debug else { return handler }
             return .immediate { [sink] request in

@@ -137,6 +137,7 @@ public final class NotificationDeliverer: Sendable {
             state.start = 0
             if state.persisting { state.cleared = true }
         }
+        mockState.noteUncommittedChange()
     }
 
     /// Marks every pending record abandoned: none is attempted again (one on the wire finishes,
@@ -149,6 +150,7 @@ public final class NotificationDeliverer: Sendable {
             return (count, count > 0 ? Self.takeWaiters(&state) : [])
         }
         for waiter in waiters { waiter.resume() }
+        if count > 0 { mockState.noteUncommittedChange() }
         return count
     }
 
@@ -280,10 +282,11 @@ public final class NotificationDeliverer: Sendable {
     public func collect() {
         let now = realTime()
         var fired: [FaultBook.Firing] = []
-        let (queued, missed, waiters) = state.withLock { state in
+        let (queued, missed, waiters, changed) = state.withLock { state in
             let (events, missed) = mockState.events(after: state.cursor)
             var queued = 0
             var settled = false
+            let before = state.nextID
             for recorded in events {
                 state.cursor = recorded.sequence
                 switch recorded.event {
@@ -322,9 +325,11 @@ public final class NotificationDeliverer: Sendable {
             }
             if missed > 0 { state.cursor = max(state.cursor, mockState.lastEventSequence) }
             // Records settled at once (no URL, abandoned) may be what a reader waits for.
-            return (queued, missed, settled ? Self.takeWaiters(&state) : [])
+            return (queued, missed, settled ? Self.takeWaiters(&state) : [], state.nextID != before || settled)
         }
         for waiter in waiters { waiter.resume() }
+        // New records, and abandoned ones, are the state file's to commit before answers go.
+        if changed { mockState.noteUncommittedChange() }
         for firing in fired { faults?.record(firing) }
         if missed > 0 { log("notification deliverer fell \(missed) events behind: their notifications were not sent") }
         guard queued > 0 else { return }
@@ -488,6 +493,8 @@ public final class NotificationDeliverer: Sendable {
             return Self.takeWaiters(&state)
         }
         for waiter in waiters { waiter.resume() }
+        // The attempt and the outcome are the state file's to commit before answers go.
+        mockState.noteUncommittedChange()
     }
 
     // MARK: - Stopping

@@ -28,7 +28,17 @@ final class SQLiteDatabase: @unchecked Sendable {
         sqlite3_extended_result_codes(handle, 1)
     }
 
+    /// Whether `close()` ran.
+    private var closed = false
+
     deinit {
+        if !closed { sqlite3_close_v2(handle) }
+    }
+
+    /// Closes the connection (its statements must be gone); later calls fail with SQLITE_MISUSE.
+    func close() {
+        guard !closed else { return }
+        closed = true
         sqlite3_close_v2(handle)
     }
 
@@ -39,12 +49,14 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Runs `sql` (one or more statements, no parameters, no rows wanted).
     func execute(_ sql: String) throws(SQLiteError) {
+        guard !closed else { throw SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed", call: "exec") }
         let code = sqlite3_exec(handle, sql, nil, nil, nil)
         guard code == SQLITE_OK else { throw error(code, "exec") }
     }
 
     /// A prepared statement for `sql`.
     func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        guard !closed else { throw SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed", call: "prepare") }
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard code == SQLITE_OK, let statement else { throw error(code, "prepare") }

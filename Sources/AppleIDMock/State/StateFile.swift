@@ -145,6 +145,16 @@ final class StateFile: @unchecked Sendable {
         }
     }
 
+    /// Folds the WAL into the file and closes it (the writer's last act): a stopped mock's file
+    /// is whole on its own, to copy or to open with `state` commands.
+    func close() {
+        insertEvent = nil
+        upsertNotification = nil
+        setMeta = nil
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        database.close()
+    }
+
     /// Drops events at or before `cutoff` that no later state needs: the inert ones (tokens
     /// issued, faults fired), a code's issue together with its redemption, and the issue of a
     /// code a later `codes-expired` dropped. Consents, revocations, keys, users, the clock,

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import MiniHTTP
 import Synchronization
 
@@ -8,7 +9,8 @@ import Synchronization
 /// ahead of the events committed with it) — and commits it in one transaction; then the
 /// answers waiting for those events go. Operations that happen while a commit runs share the
 /// next one (a group commit). A failed commit is kept and tried again a second later, said on
-/// the log; answers wait for it.
+/// the log; answers wait for it. Stopping commits what is left, folds the WAL into the file and
+/// closes it, so a stopped mock's file is whole on its own.
 final class StateWriter: Sendable {
     private let file: StateFile
     private let state: MockState
@@ -26,6 +28,7 @@ final class StateWriter: Sendable {
         self.notifications = notifications
         self.log = log
         state.subscribe { [wakeup] in wakeup.signal() }
+        state.setWriterWakeup(wakeup)
     }
 
     /// Starts the writer's thread.
@@ -54,9 +57,10 @@ final class StateWriter: Sendable {
     private func run() {
         var carried = StateBatch()
         while true {
-            // Notification attempts change the log without an event: looked at once a second.
-            _ = wakeup.wait(timeout: .now() + .seconds(1))
+            wakeup.wait()
             let last = stopping.load(ordering: .relaxed)
+            // Every change counted by now is in what is taken next.
+            let counted = state.countedChanges
             carried.merge(notifications: notifications.takeChanges())
             let (events, random) = state.takeUnwritten()
             carried.events.append(contentsOf: events)
@@ -64,15 +68,19 @@ final class StateWriter: Sendable {
             if !carried.isEmpty {
                 do {
                     try file.write(carried)
-                    if let sequence = carried.events.last?.sequence { state.markCommitted(through: sequence) }
                     carried = StateBatch()
                 } catch {
-                    log("state file \(file.path): commit failed, trying again in a second: \(error)")
-                    if !last { continue }
+                    log("state file \(file.path): commit failed\(last ? "; what was not committed is lost" : ", trying again in a second"): \(error)")
+                    if last { break }
+                    usleep(1_000_000)
+                    wakeup.signal()
+                    continue
                 }
             }
+            state.markCommitted(upTo: counted)
             if last { break }
         }
+        file.close()
         let waiter = ended.withLock { ended -> CheckedContinuation<Void, Never>? in
             ended.done = true
             return ended.waiter
