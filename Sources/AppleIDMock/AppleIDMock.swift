@@ -50,6 +50,7 @@ public final class AppleIDMockServer: Sendable {
             do {
                 http.tls = try tls.value.get()
             } catch {
+                assembly.abandon()
                 throw .tls(error)
             }
         }
@@ -72,10 +73,9 @@ public final class AppleIDMockServer: Sendable {
         do {
             server = try HTTPServer.start(configuration: http, routes: assembly.routes)
         } catch {
-            // Nothing was queued yet: the deliverer ends at once.
-            assembly.notifications.stopNow()
-            // The state file's lock goes with its writer: a retry on another port can open it.
-            assembly.stateWriter?.requestStop()
+            // Nothing was queued yet: the deliverer ends at once, and the state file is closed
+            // (a retry on another port can open it).
+            assembly.abandon()
             throw .bind(error)
         }
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
@@ -84,6 +84,7 @@ public final class AppleIDMockServer: Sendable {
             configuration.logger(.warn)("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
                                         + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
         }
+        assembly.startWriting()
         assembly.startTicking()
         assembly.mailForwarder?.start()
         return AppleIDMockServer(http: server, baseURL: baseURL, assembly: assembly, configuration: configuration)

@@ -29,6 +29,7 @@ public final class InMemoryMock: Sendable {
         let base = configuration.baseURL ?? "http://\(host):\(configuration.port)"
         baseURL = base.hasSuffix("/") ? String(base.dropLast()) : base
         assembly.site.set(baseURL)
+        assembly.startWriting()
         assembly.startTicking()
     }
 

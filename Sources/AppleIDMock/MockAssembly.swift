@@ -52,6 +52,7 @@ final class MockAssembly: Sendable {
         if let target = configuration.mailForward {
             guard let forwarder = MailForwarder(target: target, mailbox: mailbox, log: configuration.logger(.warn)) else {
                 notifications.stopNow()
+                domain.stateFile?.close()
                 throw .mailForward(target)
             }
             mailForwarder = forwarder
@@ -68,9 +69,7 @@ final class MockAssembly: Sendable {
         self.journal = journal
         if let file = domain.stateFile {
             if let stored = file.stored { notifications.restore(stored.notifications) } else { notifications.persistChanges() }
-            let writer = StateWriter(file: file, state: domain.state, notifications: notifications, log: configuration.logger(.error))
-            writer.start()
-            stateWriter = writer
+            stateWriter = StateWriter(file: file, state: domain.state, notifications: notifications, log: configuration.logger(.error))
             // Events a restored deliverer had not yet turned into notifications.
             notifications.collect()
         } else {
@@ -78,6 +77,18 @@ final class MockAssembly: Sendable {
         }
         notificationGrace = configuration.notificationShutdownGrace
         log = configuration.logger(.warn)
+    }
+
+    /// Starts what runs while the mock serves: the state file's writer, when there is one.
+    func startWriting() {
+        stateWriter?.start()
+    }
+
+    /// Undoes a start that failed after this was built: the deliverer ends, and the state file
+    /// (its writer never started) is closed here, so a retry can open it.
+    func abandon() {
+        notifications.stopNow()
+        domain.stateFile?.close()
     }
 
     /// Starts the tick when the scenario needs one (a rotation pattern or a timeline of events):

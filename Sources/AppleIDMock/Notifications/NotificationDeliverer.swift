@@ -40,6 +40,12 @@ public final class NotificationDeliverer: Sendable {
         var dirty: Set<UInt64> = []
         var cleared = false
         var takenCursor: UInt64 = 0
+        /// Records removed from the middle of the log (a full log drops a settled one behind
+        /// an undelivered front), for the file to drop too.
+        var removed: [UInt64] = []
+        /// Records a stop marked abandoned: the file keeps them pending, so they go out after
+        /// a restart.
+        var abandonedByStop: Set<UInt64> = []
 
         /// The live records.
         var live: ArraySlice<NotificationRecord> { records[start...] }
@@ -225,13 +231,23 @@ public final class NotificationDeliverer: Sendable {
     // MARK: - State file
 
     /// Takes up the log a state file kept, before any event is collected: records, cursor and
-    /// next id; pending records (one on the wire when the mock died included) are due now.
-    /// From then on, changes are kept for `takeChanges`.
+    /// next id. Pending records keep their due time (a retry's backoff goes on); one on the
+    /// wire when the mock died is due now. A log over its bound loses its oldest settled
+    /// records, never a pending one. From then on, changes are kept for `takeChanges`.
     func restore(_ stored: StoredNotifications) {
         let now = realTime()
+        var records = stored.records
+        if records.count > Self.logCapacity {
+            var excess = records.count - Self.logCapacity
+            records = records.filter { record in
+                guard excess > 0, record.isSettled else { return true }
+                excess -= 1
+                return false
+            }
+        }
         let pending = state.withLock { state -> Int in
             state.persisting = true
-            state.records = Array(stored.records.suffix(Self.logCapacity))
+            state.records = records
             state.start = 0
             state.cursor = stored.cursor
             state.takenCursor = stored.cursor
@@ -261,6 +277,12 @@ public final class NotificationDeliverer: Sendable {
             } else {
                 for id in state.dirty.sorted() { if let index = state.index(of: id) { changes.records.append(state.records[index]) } }
             }
+            // A stop's abandonment is the log's, not the file's.
+            for index in changes.records.indices where state.abandonedByStop.contains(changes.records[index].id) {
+                changes.records[index].outcome = .pending
+            }
+            changes.removed = state.removed
+            state.removed.removeAll()
             state.dirty.removeAll(keepingCapacity: true)
             state.cleared = false
             state.takenCursor = state.cursor
@@ -388,6 +410,7 @@ public final class NotificationDeliverer: Sendable {
                 state.start = 0
             }
         } else if let oldest = state.live.firstIndex(where: \.isSettled) {
+            if state.persisting { state.removed.append(state.records[oldest].id) }
             state.records.remove(at: oldest)
         } else {
             // Every record is still undelivered (a receiver that never answers): the oldest
@@ -539,6 +562,7 @@ public final class NotificationDeliverer: Sendable {
             state.due.removeAll()
             for index in state.live.indices where state.records[index].outcome == .pending {
                 state.records[index].outcome = .abandoned
+                if state.persisting { state.abandonedByStop.insert(state.records[index].id) }
                 left.append(state.records[index])
             }
             return (left, Self.takeWaiters(&state))

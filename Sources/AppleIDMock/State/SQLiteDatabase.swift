@@ -26,6 +26,13 @@ final class SQLiteDatabase: @unchecked Sendable {
         // same file must fail fast, not wait.
         sqlite3_busy_timeout(handle, 0)
         sqlite3_extended_result_codes(handle, 1)
+        // Looking at a file changes nothing, not even on close, until `checkpointOnClose(true)`.
+        shim_sqlite3_checkpoint_on_close(handle, 0)
+    }
+
+    /// Whether closing folds the WAL into the file (off from open until the file is accepted).
+    func checkpointOnClose(_ on: Bool) {
+        shim_sqlite3_checkpoint_on_close(handle, on ? 1 : 0)
     }
 
     /// Whether `close()` ran.

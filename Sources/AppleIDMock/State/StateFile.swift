@@ -40,6 +40,8 @@ final class StateFile: @unchecked Sendable {
     private var upsertNotification: SQLiteStatement?
     private var setMeta: SQLiteStatement?
     private var writtenSinceCompaction: Int64 = 0
+    /// The newest event's sequence number in the file.
+    private var lastSequence: Int64 = 0
 
     /// Opens (or creates) the state file at `path` for a mock serving the scenario whose pretty
     /// JSON is `scenarioJSON`, takes its lock and reads what it holds. Refused — the file left as
@@ -57,6 +59,8 @@ final class StateFile: @unchecked Sendable {
         } catch {
             throw StateFileError(path: path, problem: .io(error.description))
         }
+        // Until the checks pass, a SQLite error means a file that is not (a whole) state file.
+        var checking = true
         do {
             // The file is read once, at start, and then only written: a small page cache will do.
             try database.execute("PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-256")
@@ -84,6 +88,8 @@ final class StateFile: @unchecked Sendable {
             stored = tables > 0 ? try Self.read(database, path: path) : nil
             database.releaseMemory()
             if readOnly { return }
+            checking = false
+            database.checkpointOnClose(true)
             // WAL: a commit appends to the log and syncs it (synchronous=FULL): durable at COMMIT.
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
             try database.transaction { () throws(SQLiteError) in
@@ -91,10 +97,13 @@ final class StateFile: @unchecked Sendable {
                 try database.execute("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(Self.schemaVersion)")
                 try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scenario', ?1)").run(.text(self.scenarioJSON))
             }
+            // Rows written by earlier runs count toward the next compaction.
+            writtenSinceCompaction = try database.integer("SELECT count(*) FROM events") ?? 0
+            lastSequence = try database.integer("SELECT max(sequence) FROM events") ?? 0
         } catch let error as StateFileError {
             throw error
         } catch let error as SQLiteError {
-            throw StateFileError(path: path, problem: error.isBusy ? .inUse : error.isDamaged ? .damaged(error.message) : .io(error.description))
+            throw StateFileError(path: path, problem: error.isBusy ? .inUse : error.isDamaged || checking ? .damaged(error.message) : .io(error.description))
         } catch {
             throw StateFileError(path: path, problem: .io("\(error)"))
         }
@@ -129,6 +138,9 @@ final class StateFile: @unchecked Sendable {
                 for record in notifications.records {
                     try upsertNotification?.run(.integer(Int64(clamping: record.id)), .text(Self.text(record.stored)))
                 }
+                for id in notifications.removed {
+                    try database.prepare("DELETE FROM notifications WHERE id = ?1").run(.integer(Int64(clamping: id)))
+                }
                 if notifications.firstLiveID > 1 {
                     try database.prepare("DELETE FROM notifications WHERE id < ?1").run(.integer(Int64(clamping: notifications.firstLiveID)))
                 }
@@ -138,9 +150,10 @@ final class StateFile: @unchecked Sendable {
                 try meta("notifications", .object(cursor))
             }
             writtenSinceCompaction += Int64(batch.events.count)
-            if writtenSinceCompaction >= Self.keptEvents, let last = batch.events.last {
+            if let last = batch.events.last { lastSequence = max(lastSequence, Int64(clamping: last.sequence)) }
+            if writtenSinceCompaction >= Self.keptEvents {
                 writtenSinceCompaction = 0
-                try compact(before: Int64(clamping: last.sequence) - Self.keptEvents)
+                try compact(before: lastSequence - Self.keptEvents)
             }
         }
     }
@@ -151,6 +164,8 @@ final class StateFile: @unchecked Sendable {
         insertEvent = nil
         upsertNotification = nil
         setMeta = nil
+        // What this run wrote is compacted too: a file used by many short runs stays bounded.
+        if writtenSinceCompaction > 0 { try? database.transaction { () throws(SQLiteError) in try compact(before: lastSequence - Self.keptEvents) } }
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         database.close()
     }
@@ -281,6 +296,8 @@ struct NotificationChanges: Sendable {
     var replaceAll = false
     /// Records below this id left the log.
     var firstLiveID: UInt64 = 1
+    /// Records that left the log from its middle.
+    var removed: [UInt64] = []
     /// The deliverer's cursor and next id.
     var cursor: UInt64 = 0
     var nextID: UInt64 = 1

@@ -81,6 +81,9 @@ final class StateWriter: Sendable {
             if last { break }
         }
         file.close()
+        // Nothing is committed from now on: an answer still in flight (an in-memory mock's
+        // caller) must not wait for it forever.
+        state.markCommitted(upTo: .max)
         let waiter = ended.withLock { ended -> CheckedContinuation<Void, Never>? in
             ended.done = true
             return ended.waiter
@@ -100,6 +103,7 @@ extension StateBatch {
         let replaced = Set(later.records.map(\.id))
         earlier.records = earlier.records.filter { !replaced.contains($0.id) } + later.records
         earlier.firstLiveID = later.firstLiveID
+        earlier.removed += later.removed
         earlier.cursor = later.cursor
         earlier.nextID = later.nextID
         notifications = earlier
