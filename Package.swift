@@ -19,7 +19,10 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
         // The OpenAPI contract (Contract/openapi.json) is compiled into the binary: served at
         // GET /__mock/openapi.json with no bundle to ship beside it.
-        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE", "CSQLite"], resources: [.embedInCode("Contract/openapi.json")]),
+        // So are the dashboard's page, script and style sheet (GET /__mock/, dashboard.js, dashboard.css).
+        .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE", "CSQLite"],
+                resources: [.embedInCode("Contract/openapi.json"), .embedInCode("Control/Dashboard/dashboard.html"),
+                            .embedInCode("Control/Dashboard/dashboard.js"), .embedInCode("Control/Dashboard/dashboard.css")]),
         .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE", "MiniHTTP"]),
         .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
         // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.

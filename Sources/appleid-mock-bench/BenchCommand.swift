@@ -37,6 +37,7 @@ enum BenchCommand {
         case .journal?: return try measureJournal(options, into: &report)
         case .mail?: return try measureMail(options, into: &report)
         case .state?: return try measureState(options, into: &report)
+        case .dashboard?: return try measureDashboard(options, into: &report)
         case nil: break
         }
         progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
@@ -79,6 +80,13 @@ enum BenchCommand {
         try measureUsers(options, into: &report)
         try measureMail(options, into: &report)
         try measureState(options, secret: secret, into: &report)
+        try measureDashboard(options, into: &report)
+    }
+
+    /// The dashboard row: page loads (shell and data) with many users and a full delivery log.
+    private static func measureDashboard(_ options: BenchOptions, into report: inout BenchReport) throws {
+        report.dashboard = try DashboardLoad.run(binary: options.server, users: options.dashboardUsers, notifications: options.dashboardNotifications,
+                                                 fetches: options.dashboardFetches, progress: progress)
     }
 
     /// The state file's rows: code exchanges and `/auth/keys` with `--state` against none, idle memory.

@@ -5,7 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
-                              [--users N] [--only users|journal|mail|state]
+                              [--users N] [--only users|journal|mail|state|dashboard]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -21,6 +21,7 @@ struct BenchOptions {
       --only journal     measure only the journal's rows (on against --journal off)
       --only mail        measure only the SMTP rows (messages/s, the mailbox's memory, /auth/keys beside it)
       --only state       measure only the --state rows (code exchanges and /auth/keys against none, idle memory)
+      --only dashboard   measure only the dashboard row (page loads with 1,000 users and 10,000 notifications logged)
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -45,9 +46,13 @@ struct BenchOptions {
     /// Measure only one part (`--only users|journal`); nil measures everything.
     var only: Part?
     /// What `--only` can name.
-    enum Part: String, CaseIterable { case users, journal, mail, state }
+    enum Part: String, CaseIterable { case users, journal, mail, state, dashboard }
     /// Whether the run measures everything, not one part.
     var measuresAll: Bool { only == nil }
+    /// The dashboard row: runtime users, notifications in the log, timed page loads.
+    var dashboardUsers = 1000
+    var dashboardNotifications = 10_000
+    var dashboardFetches = 50
     /// Seconds `openssl speed` signs for.
     var signingSeconds = 5
     /// New connections the latency probe makes, unloaded and loaded.
@@ -90,7 +95,7 @@ struct BenchOptions {
             case "--users": users = try count(argument, 0...100_000)
             case "--only":
                 let name = try value(argument)
-                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\", \"journal\", \"mail\" or \"state\", got \"\(name)\"") }
+                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\", \"journal\", \"mail\", \"state\" or \"dashboard\", got \"\(name)\"") }
                 only = part
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")
@@ -105,6 +110,9 @@ struct BenchOptions {
             if !explicit.contains("--users") { users = 1000 }
             userEvents = 500
             userExchanges = 400
+            dashboardUsers = 100
+            dashboardNotifications = 500
+            dashboardFetches = 10
             signingSeconds = 1
             probes = 50
         }

@@ -17,6 +17,7 @@ struct BenchReport {
     var journal: JournalLoad?
     var mail: MailLoad?
     var state: StateLoad?
+    var dashboard: DashboardLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -27,6 +28,7 @@ struct BenchReport {
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
             + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0) + (state?.failures ?? 0)
+            + (dashboard?.failures ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -148,6 +150,12 @@ struct BenchReport {
                          tls.nginxHandshakes.map { "nginx " + count($0.requestsPerSecond) } ?? "nginx n/a", fraction(handshakeRatio),
                          ">= 0.80", met(handshakeRatio.map { $0 >= 0.8 })])
         }
+        if let dashboard {
+            rows.append(["dashboard load (page + data), \(count(Double(dashboard.users))) users, \(count(Double(dashboard.notifications))) notifications: p50 / p99",
+                         "\(ms(dashboard.p50)) / \(ms(dashboard.p99))", "", "", "< 100 ms", met(dashboard.p99 < DashboardLoad.targetMilliseconds)])
+            rows.append(["  the data alone p50 / p99, its size", "\(ms(dashboard.dataP50)) / \(ms(dashboard.dataP99))",
+                         String(format: "%.0f KiB", Double(dashboard.dataBytes) / 1024), "", "", ""])
+        }
         if let lookups = userLookups {
             // Probe N4: each lookup by sub hashed every user under the state lock.
             rows.append(["account events/s by sub, \(count(Double(lookups.many.users))) users", count(lookups.many.eventsPerSecond),
@@ -226,6 +234,11 @@ struct BenchReport {
             figures["mail"] = ["messages_per_s": mail.messagesPerSecond, "messages": mail.messages, "message_bytes": mail.size,
                                "connections": mail.connections, "rss_mib_mailbox_full": mail.residentFull, "rss_mib_after": mail.residentAfter,
                                "keys_smtp_on_per_s": mail.keysOn, "keys_smtp_off_per_s": mail.keysOff, "keys_ratio": mail.keysPairRatio]
+        }
+        if let dashboard {
+            figures["dashboard"] = ["users": dashboard.users, "notifications_logged": dashboard.notifications, "fetches": dashboard.fetches,
+                                    "p50_ms": dashboard.p50, "p99_ms": dashboard.p99, "data_p50_ms": dashboard.dataP50, "data_p99_ms": dashboard.dataP99,
+                                    "data_bytes": dashboard.dataBytes, "target_ms": DashboardLoad.targetMilliseconds, "failures": dashboard.failures]
         }
         if let lookups = userLookups {
             func run(_ run: UserLookupLoad.Run) -> [String: Any] {

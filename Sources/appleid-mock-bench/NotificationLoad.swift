@@ -56,16 +56,8 @@ struct NotificationLoad {
     static func run(binary: String, count: Int, deadline: Double) throws -> NotificationLoad {
         let receiver = try Receiver()
         defer { receiver.stop() }
-        let scenario = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid()).json"
+        let scenario = try scenarioFile(binary: binary, receiver: receiver)
         defer { try? FileManager.default.removeItem(atPath: scenario) }
-        guard let printed = Tool.run(binary, ["scenario", "print"]),
-              var object = try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any],
-              var teams = object["teams"] as? [[String: Any]], !teams.isEmpty else {
-            throw ServerProcess.Failure(description: "`appleid-mock scenario print` failed")
-        }
-        teams[0]["notification_url"] = "http://127.0.0.1:\(receiver.port)/apple"
-        object["teams"] = teams
-        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: scenario))
         let server = try ServerProcess.startMock(binary: binary, arguments: ["--scenario", scenario])
         defer { server.stop() }
         let connection = try RawConnection(port: server.port)
@@ -98,6 +90,21 @@ struct NotificationLoad {
                                 residentIdle: idle, residentLogged: logged, residentBefore: before, residentAfter: server.residentMiB,
                                 blockSize: blockSize, firstBlock: blocks.first ?? BlockCost(cpuMicroseconds: 0, wallMicroseconds: 0),
                                 lastBlock: blocks.last ?? BlockCost(cpuMicroseconds: 0, wallMicroseconds: 0), residentLogFull: residentLogFull)
+    }
+
+    /// A temporary scenario file: the built-in scenario with its team's notifications sent to
+    /// `receiver` (the caller removes it).
+    static func scenarioFile(binary: String, receiver: Receiver) throws -> String {
+        let scenario = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid())-\(receiver.port).json"
+        guard let printed = Tool.run(binary, ["scenario", "print"]),
+              var object = try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any],
+              var teams = object["teams"] as? [[String: Any]], !teams.isEmpty else {
+            throw ServerProcess.Failure(description: "`appleid-mock scenario print` failed")
+        }
+        teams[0]["notification_url"] = "http://127.0.0.1:\(receiver.port)/apple"
+        object["teams"] = teams
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: scenario))
+        return scenario
     }
 
     /// Sends `count` events in blocks of `blockSize`, reporting each full block's cost, and waits

@@ -8,10 +8,15 @@ final class RouteMetadataTests: XCTestCase {
     func testEveryRoute_HasASummary_AndTheKidRoutesAreTemplates() async throws {
         let mock = try inMemoryMock()
         let routes = mock.routes.routes
-        XCTAssertEqual(routes.count, 40)
+        XCTAssertEqual(routes.count, 45)
         XCTAssertEqual(routes.filter(\.summary.isEmpty).map { "\($0.method) \($0.template)" }, [], "routes without a summary")
         XCTAssertTrue(routes.contains { $0.method == .post && $0.template == "/__mock/keys/{kid}/activate" })
         XCTAssertTrue(routes.contains { $0.method == .delete && $0.template == "/__mock/keys/{kid}" })
+        // The dashboard: its page, assets and the redirect to it are routes like any other, not a fallback.
+        for path in ["/__mock", "/__mock/", "/__mock/dashboard", "/__mock/dashboard.js", "/__mock/dashboard.css"] {
+            XCTAssertTrue(routes.contains { $0.method == .get && $0.template == path }, path)
+        }
+        XCTAssertEqual(routes.first { $0.method == .get && $0.template == "/__mock/dashboard" }?.reads, ["route", "client"])
         XCTAssertEqual(routes.first { $0.method == .post && $0.template == "/__mock/events" }?.reads, ["type", "user", "client_id"])
         // The twin: a route the mock does not serve is not listed.
         XCTAssertFalse(routes.contains { $0.template == "/__mock/keys/{kid}/retire" })

@@ -16,8 +16,8 @@ import MiniHTTP
 ///   request the mock never answers.
 ///
 /// None of that stops a direct caller on a network (an IP-literal `Host`, no `Origin`): with a
-/// control token (`serve --control-token`), every control route but `/__mock/health` also needs
-/// `Authorization: Bearer <token>` (probe finding N10).
+/// control token (`serve --control-token`), every control route also needs
+/// `Authorization: Bearer <token>` (probe finding N10), but for `tokenFreePaths`.
 ///
 /// Apple's own routes are not guarded: they stay exactly as Apple serves them.
 struct ControlGuard: Sendable {
@@ -28,6 +28,12 @@ struct ControlGuard: Sendable {
 
     /// The path that answers without the token: container health checks carry no secret.
     static let healthPath = "/__mock/health"
+
+    /// The paths that answer without the token (the Host and Origin checks still apply): the
+    /// health check, and the dashboard's page, script and style sheet and the redirect to the page,
+    /// which a browser's navigation fetches without a bearer token; they are static bytes with no
+    /// state. The dashboard's data (`/__mock/dashboard`) needs the token like every other route.
+    static let tokenFreePaths: Set<String> = DashboardEndpoint.tokenFreePaths.union([healthPath])
 
     /// A guard accepting `allowedHosts` (case-insensitive) besides IP literals and `localhost`,
     /// and, when `token` is given, only requests that carry it.
@@ -65,7 +71,7 @@ struct ControlGuard: Sendable {
                 return ControlResponse.error("cross-origin requests to the control API are refused", field: "Origin", status: HTTPStatus(403))
             }
         }
-        if let token, request.path != Self.healthPath, !Self.carries(token, request.headers["Authorization"]) {
+        if let token, !Self.tokenFreePaths.contains(request.path), !Self.carries(token, request.headers["Authorization"]) {
             var response = ControlResponse.error("the control API needs Authorization: Bearer <the --control-token the mock was started with>",
                                                  field: "Authorization", status: HTTPStatus(401))
             response.headers.set("WWW-Authenticate", #"Bearer realm="appleid-mock""#)

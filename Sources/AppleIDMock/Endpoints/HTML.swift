@@ -1,20 +1,12 @@
 /// Minimal HTML building for the mock's pages.
 enum HTML {
-    /// Escapes text for element content and attribute values.
+    /// Escapes text for element content and attribute values: `&`, `<`, `>`, `"`, `'` and line
+    /// breaks (as `&#10;`, `&#13;`, which read the same), byte by byte (`HTMLBuffer.escape`), so a quote followed by a combining mark, which Swift
+    /// counts as one `Character`, is escaped too.
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
+        var buffer = HTMLBuffer(capacity: text.utf8.count + 16)
+        buffer.text(text)
+        return String(decoding: buffer.bytes, as: UTF8.self)
     }
 
     /// A hidden input.

@@ -93,6 +93,17 @@ enum Routes {
         router.add(.delete, "/__mock/mail", logging: requests, control.wrap(.immediate(mailbox.clear)), summary: "Forgets every message")
         router.add(.get, "/__mock/mail/{id}", logging: requests, control.wrap(.deferred(mailbox.show)), summary: "One message, decoded")
         router.add(.get, "/__mock/mail/{id}/raw", logging: requests, control.wrap(.immediate(mailbox.raw)), summary: "One message's bytes as received")
+        // The dashboard last: its requests filter suggests every route above.
+        let dashboard = DashboardEndpoint(domain: domain, notifications: notifications, journal: journal, mail: mail,
+                                          routes: router.build().routes.map(\.template).sorted() + [DashboardEndpoint.dataPath])
+        router.add(.get, DashboardEndpoint.barePath, logging: requests, control.wrap(.immediate(dashboard.redirect)), summary: "Redirects to the dashboard")
+        router.add(.get, DashboardEndpoint.shellPath, logging: requests, control.wrap(.immediate(dashboard.shell)),
+                   summary: "The dashboard: a page to see and drive the mock from a browser")
+        router.add(.get, DashboardEndpoint.scriptPath, logging: requests, control.wrap(.immediate(dashboard.script)), summary: "The dashboard's script")
+        router.add(.get, DashboardEndpoint.stylePath, logging: requests, control.wrap(.immediate(dashboard.style)), summary: "The dashboard's style sheet")
+        // Rendering a thousand users takes milliseconds: deferred, off the I/O threads.
+        router.add(.get, DashboardEndpoint.dataPath, logging: requests, control.wrap(.deferred(dashboard.data)),
+                   summary: "The dashboard's data: every section as one HTML fragment", reads: ["route", "client"])
         // Under /__mock/, what no route takes is answered in the control API's JSON behind the
         // guard: 404, and 405 for a route asked with another method. Apple's paths keep
         // MiniHTTP's answers.

@@ -1,0 +1,120 @@
+/// Everything one dashboard render shows, read from the state owner, the delivery log, the
+/// request journal, the mailbox and the event feed through their ordinary read accessors, each
+/// bounded: the first `userLimit` users, and the newest 100 notifications, requests, messages and
+/// events. Nothing here changes anything.
+struct DashboardSnapshot {
+    /// Most users listed ("showing N of M" beyond).
+    static let userLimit = 2000
+    /// Most notifications, requests, messages and events listed, newest first.
+    static let rowLimit = 100
+    /// Journal entries the requests section looks through at most to find its rows.
+    static let requestScanLimit = 20_000
+    /// Header the dashboard's own background requests carry, so its requests section leaves them out.
+    static let ownRequestHeader = "X-AppleID-Mock-Dashboard"
+
+    /// The requests section's rows and how they were found.
+    struct Requests {
+        /// Matching entries, newest first, the dashboard's own left out.
+        var entries: [JournalEntry]
+        /// How many of the newest entries were looked through (all when `complete`).
+        var scanned: Int
+        /// Whether every kept entry was looked through.
+        var complete: Bool
+        /// The newest id in the journal, whatever the filters: where a long poll starts.
+        var newest: UInt64
+    }
+
+    /// The world as it stands (a copy-on-write view).
+    let world: World
+    /// Mock now, whole seconds.
+    let now: Int64
+    /// Seconds the mock clock is ahead of real time.
+    let offset: Double
+    /// The users listed.
+    let users: [UserAccount]
+    /// How many users there are.
+    let userCount: Int
+    /// The newest notifications, newest first; nil without a deliverer.
+    let notifications: [NotificationRecord]?
+    /// The requests section; nil with the journal off.
+    let requests: Requests?
+    /// Names of the events the listed requests caused, by sequence (those still kept).
+    let eventNames: [UInt64: String]
+    /// The newest messages, newest first; nil without an SMTP port.
+    let mail: [MailRecord]?
+    /// The newest events, newest first.
+    let events: [MockState.RecordedEvent]
+    /// The newest event's sequence number when the render began: the page's long poll starts there.
+    let lastEvent: UInt64
+
+    /// Reads everything once.
+    init(domain: AppleIDDomain, notifications deliverer: NotificationDeliverer?, journal: RequestJournal?, mailbox: MailBox?,
+         query: DashboardQuery) {
+        let state = domain.state
+        // The feed's position before the world: a change this render does not show comes after
+        // `lastEvent`, so the page's long poll from there wakes for it.
+        lastEvent = state.lastEventSequence
+        let view = state.dashboardView()
+        world = view.world
+        now = view.now
+        offset = state.offsetFromRealTime
+        userCount = view.world.userOrder.count
+        users = view.world.userOrder.prefix(Self.userLimit).compactMap { view.world.users[$0] }
+        if let deliverer {
+            let last = deliverer.lastID
+            notifications = deliverer.records(after: last > UInt64(Self.rowLimit) ? last - UInt64(Self.rowLimit) : 0).suffix(Self.rowLimit).reversed()
+        } else {
+            notifications = nil
+        }
+        let requests = journal.map { Self.requests($0, query: query) }
+        self.requests = requests
+        eventNames = Self.eventNames(requests?.entries ?? [], state: state)
+        mail = mailbox.map(Self.newestMail)
+        events = state.events(after: lastEvent > UInt64(Self.rowLimit) ? lastEvent - UInt64(Self.rowLimit) : 0, limit: Self.rowLimit).events.reversed()
+    }
+
+    /// Whether a journal entry is the dashboard's own: its page, script, style sheet and data, and
+    /// the long polls it marks with `ownRequestHeader`.
+    static func isOwn(_ entry: JournalEntry) -> Bool {
+        if let path = entry.path, DashboardEndpoint.paths.contains(path) { return true }
+        return entry.headers[ownRequestHeader] != nil
+    }
+
+    /// The newest `rowLimit` entries matching `query`, looking back through growing windows of
+    /// the journal (each read decodes only the entries after its start), at most `requestScanLimit`.
+    private static func requests(_ journal: RequestJournal, query: DashboardQuery) -> Requests {
+        let newest = journal.lastID
+        var window = 4 * rowLimit
+        while true {
+            let after = newest > UInt64(window) ? newest - UInt64(window) : 0
+            var filter = query.filter
+            filter.after = after
+            let page = journal.entries(matching: filter)
+            let found = page.entries.filter { !isOwn($0) }
+            let complete = after == 0 || page.missed > 0
+            if found.count >= rowLimit || complete || window >= requestScanLimit {
+                return Requests(entries: found.suffix(rowLimit).reversed(), scanned: Int(min(UInt64(window), newest)), complete: complete,
+                                newest: newest)
+            }
+            window = min(window * 4, requestScanLimit)
+        }
+    }
+
+    /// The names of the kept events among those `entries` caused.
+    private static func eventNames(_ entries: [JournalEntry], state: MockState) -> [UInt64: String] {
+        let sequences = entries.flatMap(\.events)
+        guard let low = sequences.min(), let high = sequences.max(), high - low < 20_000 else { return [:] }
+        var names: [UInt64: String] = [:]
+        for recorded in state.events(after: low - 1, limit: Int(high - low) + 1).events { names[recorded.sequence] = recorded.event.name }
+        return names
+    }
+
+    /// The newest `rowLimit` messages, newest first. Kept ids run without gaps (the oldest go
+    /// first, a clear takes all), so the first id and the count find the newest.
+    private static func newestMail(_ mailbox: MailBox) -> [MailRecord] {
+        guard let first = mailbox.records(after: 0, limit: 1).first?.id else { return [] }
+        let last = first + UInt64(max(0, mailbox.usage.count - 1))
+        let after = max(first - 1, last > UInt64(rowLimit) ? last - UInt64(rowLimit) : 0)
+        return mailbox.records(after: after).suffix(rowLimit).reversed()
+    }
+}
