@@ -13,8 +13,10 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         // System headers Glibc's module does not export (epoll, eventfd, accept4).
         .systemLibrary(name: "CMiniHTTP"),
-        // SQLite 3 (libsqlite3-dev): the state file of `serve --state` (AppleIDMock's State/ folder only).
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // SQLite 3 (libsqlite3-dev): the state file of `serve --state` (AppleIDMock's State/ folder
+        // only). Linked from its static archive (module.modulemap): a mock without --state maps
+        // and touches none of it (idle memory is a benchmark target).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "MiniHTTP", dependencies: ["CMiniHTTP", "COpenSSL"]),
         .target(name: "JOSE", dependencies: ["COpenSSL"]),
         // The OpenAPI contract (Contract/openapi.json) is compiled into the binary: served at
