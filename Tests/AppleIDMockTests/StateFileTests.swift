@@ -704,4 +704,45 @@ final class StateFileTests: XCTestCase {
         XCTAssertEqual(sequences.last, 12_000)
         XCTAssertEqual(sequences.count, 10_000, "inert events older than the newest 10,000 are still in the file")
     }
+
+    func testRestart_SignsWithTheStoredKeys_WithoutReadingTheKeysDirectory() async throws {
+        let path = newPath()
+        let first = try startFrozenMock { $0.statePath = path }
+        let kids = try publishedKeyIDs(first)
+        let signer = first.domain.state.signingKeyID
+        await first.stop()
+        // A keys directory that does not exist: read at a first start, it refuses; a restart
+        // takes its keys from the state file and never looks.
+        let missing = "/nonexistent-\(UUID().uuidString)"
+        let again = try startFrozenMock { $0.statePath = path; $0.keysDirectory = missing }
+        XCTAssertEqual(try publishedKeyIDs(again), kids)
+        XCTAssertEqual(again.domain.state.signingKeyID, signer)
+        await again.stop()
+        XCTAssertThrowsError(try startFrozenMock { $0.statePath = newPath(); $0.keysDirectory = missing }) { error in
+            guard case AppleIDMockError.keys(.directoryMissing(missing))? = error as? AppleIDMockError else {
+                return XCTFail("expected the missing keys directory, got \(error)")
+            }
+        }
+    }
+
+    func testStart_TakesAFileMadeButNeverBegun_AsANewState() async throws {
+        // A start that stopped between making the file and writing its beginning.
+        let path = newPath()
+        try StateFile(path: path, scenarioJSON: Scenario.default.prettyJSON).close()
+        let server = try startMock { $0.statePath = path }
+        XCTAssertEqual(try server.get("/auth/keys").status, 200)
+        await server.stop()
+        let restarted = try startMock { $0.statePath = path }
+        XCTAssertEqual(restarted.domain.state.lastEventSequence, 0)
+        await restarted.stop()
+        // Its twin: no beginning but events is a damaged file, refused.
+        let damaged = newPath()
+        let file = try StateFile(path: damaged, scenarioJSON: Scenario.default.prettyJSON)
+        try file.write(StateBatch(events: [MockState.RecordedEvent(sequence: 1, at: 0, event: .accountDeleted(userID: "alice"))]))
+        file.close()
+        XCTAssertThrowsError(try startMock { $0.statePath = damaged }) { error in
+            guard case AppleIDMockError.state(let refusal)? = error as? AppleIDMockError else { return XCTFail("\(error)") }
+            XCTAssertEqual(refusal.problem, .damaged("no genesis record"))
+        }
+    }
 }

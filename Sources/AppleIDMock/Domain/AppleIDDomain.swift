@@ -55,31 +55,6 @@ public final class AppleIDDomain: Sendable {
             throw .scenario(ScenarioError(path: "teams", message: "client ids \"\(error.first)\" and \"\(error.second)\" collide in the token format; rename one"))
         }
         clientSecrets = ClientSecretVerifier(scenario: configuration.scenario, realTime: configuration.realTime)
-        let settings = configuration.scenario.signingKeys
-        let ring: KeyRing
-        do {
-            ring = try KeyRing.load(count: settings.count, directory: configuration.keysDirectory ?? settings.directory,
-                                    activeKeyID: settings.activeKeyID, random: configuration.randomSource)
-        } catch .directoryMissing(let path) where configuration.keysDirectory == nil && settings.directory == Scenario.SigningKeys.defaultDirectory {
-            // Only the built-in default (relative Keys/signing, absent when run from elsewhere)
-            // falls back, to the binary's copies of those same committed keys, and says so; any
-            // other directory a scenario names must exist (probe findings F9, N9; newcomer P5).
-            // Files there win, so a Keys/signing of one's own is still read.
-            do {
-                ring = try KeyRing.builtIn(count: settings.count, activeKeyID: settings.activeKeyID, random: configuration.randomSource)
-            } catch {
-                throw .keys(error)
-            }
-            let served = ring.keys.prefix(BuiltInKeys.signing.count).map(\.keyID).joined(separator: ", ")
-            let extra = settings.count - BuiltInKeys.signing.count
-            let generated = extra > 0 ? " and \(extra) fresh in-memory key\(extra == 1 ? "" : "s")" : ""
-            configuration.logger(.warn)("no \(path) in the working directory; serving the built-in copies of its test keys (\(served))\(generated)")
-        } catch {
-            throw .keys(error)
-        }
-        if let directory = configuration.keysDirectory ?? settings.directory, BoundedFile.isDirectory(directory) {
-            Self.reportCountMismatch(directory: directory, ring: ring, count: settings.count, log: configuration.logger(.warn))
-        }
         let random = configuration.randomSource
         faultSeed = random.derived("faults")
         var file = restoring
@@ -90,8 +65,18 @@ public final class AppleIDDomain: Sendable {
                 throw .state(error)
             }
         }
-        // A restart signs with the keys the state began with, generated ones included.
-        let startRing = (file?.stored?.genesis).flatMap { try? KeyRing(keys: $0.keys, activeKeyID: $0.activeKeyID) } ?? ring
+        // A restart signs with the keys the state began with, generated ones included: the keys
+        // directory is neither read nor topped up (nor reported on) again.
+        let startRing: KeyRing
+        if let genesis = file?.stored?.genesis {
+            do {
+                startRing = try KeyRing(keys: genesis.keys, activeKeyID: genesis.activeKeyID)
+            } catch {
+                throw .keys(error)
+            }
+        } else {
+            startRing = try Self.loadRing(configuration)
+        }
         let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: startRing,
                                     keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes))
         state = MockState(context: context, realTime: configuration.realTime, random: random, restored: file?.stored,
@@ -104,6 +89,38 @@ public final class AppleIDDomain: Sendable {
             }
         }
         stateFile = restoring == nil ? file : nil
+    }
+
+    /// The keys a mock starts with: the keys directory's (the scenario's, or `--keys`), topped
+    /// up to `signing_keys.count`, or the binary's copies of the committed test keys when the
+    /// default directory is absent; what it decided is said on the log.
+    private static func loadRing(_ configuration: AppleIDMockConfiguration) throws(AppleIDMockError) -> KeyRing {
+            let settings = configuration.scenario.signingKeys
+            let ring: KeyRing
+            do {
+                ring = try KeyRing.load(count: settings.count, directory: configuration.keysDirectory ?? settings.directory,
+                                        activeKeyID: settings.activeKeyID, random: configuration.randomSource)
+            } catch .directoryMissing(let path) where configuration.keysDirectory == nil && settings.directory == Scenario.SigningKeys.defaultDirectory {
+                // Only the built-in default (relative Keys/signing, absent when run from elsewhere)
+                // falls back, to the binary's copies of those same committed keys, and says so; any
+                // other directory a scenario names must exist (probe findings F9, N9; newcomer P5).
+                // Files there win, so a Keys/signing of one's own is still read.
+                do {
+                    ring = try KeyRing.builtIn(count: settings.count, activeKeyID: settings.activeKeyID, random: configuration.randomSource)
+                } catch {
+                    throw .keys(error)
+                }
+                let served = ring.keys.prefix(BuiltInKeys.signing.count).map(\.keyID).joined(separator: ", ")
+                let extra = settings.count - BuiltInKeys.signing.count
+                let generated = extra > 0 ? " and \(extra) fresh in-memory key\(extra == 1 ? "" : "s")" : ""
+                configuration.logger(.warn)("no \(path) in the working directory; serving the built-in copies of its test keys (\(served))\(generated)")
+            } catch {
+                throw .keys(error)
+            }
+            if let directory = configuration.keysDirectory ?? settings.directory, BoundedFile.isDirectory(directory) {
+                reportCountMismatch(directory: directory, ring: ring, count: settings.count, log: configuration.logger(.warn))
+            }
+        return ring
     }
 
     /// Says on the log how a keys directory whose number of files is not `signing_keys.count`

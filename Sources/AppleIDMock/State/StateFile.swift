@@ -209,8 +209,9 @@ final class StateFile: @unchecked Sendable {
 
     // MARK: - Reading
 
-    /// Everything the file holds, decoded; a row that does not decode names itself.
-    private static func read(_ database: SQLiteDatabase, path: String) throws -> StoredState {
+    /// Everything the file holds, decoded; a row that does not decode names itself. Nil for a
+    /// file made but never begun (no genesis, no event: a start that stopped in between).
+    private static func read(_ database: SQLiteDatabase, path: String) throws -> StoredState? {
         func parse(_ text: String, _ place: String) throws(StateFileError) -> JSONValue {
             do {
                 return try JSONParser.parse(text)
@@ -228,7 +229,10 @@ final class StateFile: @unchecked Sendable {
         var meta: [String: String] = [:]
         let metaRows = try database.prepare("SELECT key, value FROM meta")
         while try metaRows.step() { meta[metaRows.text(0) ?? ""] = metaRows.text(1) ?? "" }
-        guard let genesisText = meta["genesis"] else { throw StateFileError(path: path, problem: .damaged("no genesis record")) }
+        guard let genesisText = meta["genesis"] else {
+            guard try database.integer("SELECT count(*) FROM events") == 0 else { throw StateFileError(path: path, problem: .damaged("no genesis record")) }
+            return nil
+        }
         let genesisJSON = try parse(genesisText, "genesis")
         let genesis = try decoded("genesis") { () throws(StoredStateError) in try StateGenesis(stored: genesisJSON, path: "genesis") }
         var random: SeededRandom.Position?
