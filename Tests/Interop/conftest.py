@@ -60,3 +60,23 @@ def hidden_fields(html):
     collector = Collector()
     collector.feed(html)
     return collector.fields
+
+
+def answer_html(handler, page, status=200):
+    """Answers a request of an http.server handler with the HTML bytes `page`."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "text/html")
+    handler.send_header("Content-Length", str(len(page)))
+    handler.end_headers()
+    handler.wfile.write(page)
+
+
+def headless_chromium(chromedriver, *flags):
+    """Debian's Chromium, headless, through `chromedriver` (the browser tests skip without it)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *flags):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(chromedriver), options=options)

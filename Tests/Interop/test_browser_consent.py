@@ -9,14 +9,12 @@ import urllib.parse
 
 import pytest
 
-from conftest import MockProcess, run_cli
+from conftest import MockProcess, answer_html, headless_chromium, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
     pytest.skip("chromium-driver is not installed (CI installs it)", allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -27,12 +25,7 @@ class Callback(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"])).decode()
         Callback.received.append(dict(urllib.parse.parse_qsl(body)))
-        page = b"<html><body><h1 id='done'>signed in</h1></body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
+        answer_html(self, b"<html><body><h1 id='done'>signed in</h1></body></html>")
 
     def log_message(self, *args):
         pass
@@ -48,10 +41,7 @@ def world(tmp_path):
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
     mock = MockProcess("--scenario", str(path))
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    browser = headless_chromium(CHROMEDRIVER)
     Callback.received.clear()
     yield mock, browser, redirect_uri
     browser.quit()

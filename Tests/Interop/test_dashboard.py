@@ -13,15 +13,13 @@ import urllib.parse
 import pytest
 import requests
 
-from conftest import ROOT, MockProcess, run_cli
+from conftest import ROOT, MockProcess, answer_html, headless_chromium, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
     pytest.skip("chromium-driver is not installed (CI installs it)", allow_module_level=True)
 
-from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import NoAlertPresentException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -48,12 +46,7 @@ class Callback(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
-        page = b"<html><body><h1 id='done'>signed in</h1></body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
+        answer_html(self, b"<html><body><h1 id='done'>signed in</h1></body></html>")
 
     def log_message(self, *args):
         pass
@@ -69,11 +62,7 @@ class Attacker(http.server.BaseHTTPRequestHandler):
         name = json.dumps(body)[:-1] + ', "padding": "'
         page = (f"<html><body><form id='attack' method='post' enctype='text/plain' action='{Attacker.target}/__mock/events'>"
                 f"<input type='hidden' name='{name}' value='\"}}'><button id='go'>go</button></form></body></html>").encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
+        answer_html(self, page)
 
     def log_message(self, *args):
         pass
@@ -86,10 +75,7 @@ def serve(handler):
 
 
 def open_browser():
-    options = webdriver.ChromeOptions()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1600"):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    return headless_chromium(CHROMEDRIVER, "--window-size=1400,1600")
 
 
 @pytest.fixture
