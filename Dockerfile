@@ -19,12 +19,13 @@ COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --product appleid-mock \
  && install -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
 
-# ---- runtime: what the binary links (libssl3; SQLite is linked in statically; libstdc++6 and libgcc-s1 are in every Debian
-# root) and the CA store for https notification receivers. scripts/oci-check builds and runs
+# ---- runtime: the binary links OpenSSL and SQLite statically and needs only libstdc++6 and
+# libgcc-s1 (in every Debian root); ca-certificates is the CA store for https notification
+# receivers (its openssl dependency makes /usr/lib/ssl, where the linked-in OpenSSL looks). scripts/oci-check builds and runs
 # the image with podman (`podman build --format docker`: podman's default OCI format drops
 # HEALTHCHECK).
 FROM debian:bookworm-slim AS runtime
-RUN apt-get update && apt-get install -y --no-install-recommends libssl3 ca-certificates && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 appleid-mock \
  && useradd --system --uid 10001 --gid 10001 --home-dir /srv/appleid-mock --no-create-home appleid-mock \
  && mkdir -p /srv/appleid-mock /tls /state && chown appleid-mock:appleid-mock /tls /state

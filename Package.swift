@@ -10,7 +10,10 @@ let package = Package(
     ],
     targets: [
         // OpenSSL 3 (libssl-dev): JOSE's crypto, and MiniHTTP's TLS (its OpenSSL/ folder only).
-        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // Linked from its static archives (module.modulemap): the shared libcrypto costs about
+        // 1.8 MiB of idle memory, its relocations and the functions around every one the mock
+        // calls; linked in, only what the mock calls is there (BENCHMARKS.md, idle memory).
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         // System headers Glibc's module does not export (epoll, eventfd, accept4).
         .systemLibrary(name: "CMiniHTTP"),
         // SQLite 3 (libsqlite3-dev): the state file of `serve --state` (AppleIDMock's State/ folder
