@@ -10,7 +10,7 @@ import Synchronization
 public final class InMemoryMock: Sendable {
     /// The address clients would use (discovery URLs are built from it).
     public let baseURL: String
-    private let assembly: MockAssembly
+    let assembly: MockAssembly
     private let stopped = Atomic<Bool>(false)
 
     /// The Apple domain: scenario, clock, keys and all state.

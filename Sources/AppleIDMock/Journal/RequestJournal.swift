@@ -36,6 +36,11 @@ final class RequestJournal: HTTPExchangeObserver {
         routes.withLock { $0 = table }
     }
 
+    /// Lets go of the table, whose routes hold this journal: a stopped mock is freed.
+    func detach() {
+        routes.withLock { $0 = nil }
+    }
+
     // MARK: - Recording
 
     func observe(_ exchange: consuming HTTPExchange) {
