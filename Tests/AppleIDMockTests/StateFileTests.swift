@@ -745,4 +745,60 @@ final class StateFileTests: XCTestCase {
             XCTAssertEqual(refusal.problem, .damaged("no genesis record"))
         }
     }
+
+    /// The key IDs of `/auth/keys` in the order served (under `--seed`, from the seed's stream).
+    private func servedKeyOrder(_ server: AppleIDMockServer, fetches: Int) throws -> [[String]] {
+        try (0..<fetches).map { _ in
+            let keys = try XCTUnwrap(try jsonObject(try server.get("/auth/keys").body)["keys"]?.arrayValue)
+            return keys.compactMap { $0.objectValue?["kid"]?.stringValue }
+        }
+    }
+
+    func testRestart_GoesOnWithTheSeededKeyOrders_WhereTheStopLeftThem() async throws {
+        // One seeded mock serving eighteen fetches is the reference.
+        let reference = try startFrozenMock { $0.seed = 11 }
+        let orders = try servedKeyOrder(reference, fetches: 18)
+        await reference.stop()
+        XCTAssertNotEqual(Array(orders[0..<6]), Array(orders[6..<12]), "the stream gives other orders as it goes")
+        let path = newPath()
+        let first = try startFrozenMock { $0.seed = 11; $0.statePath = path }
+        XCTAssertEqual(try servedKeyOrder(first, fetches: 6), Array(orders[0..<6]), "a state file changes nothing in a seeded run")
+        await first.stop()
+        let second = try startFrozenMock { $0.seed = 11; $0.statePath = path }
+        XCTAssertEqual(try servedKeyOrder(second, fetches: 6), Array(orders[6..<12]), "the orders go on where the stop left them")
+        await second.stop()
+        // Exported and imported, the place goes with the state.
+        let archive = try StateArchive.export(path: path)
+        XCTAssertNotNil(try jsonObject(Array(archive.utf8))["jwks_order"]?.objectValue)
+        let imported = newPath("imported")
+        try StateArchive.importing(Array(archive.utf8), into: imported)
+        let third = try startFrozenMock { $0.seed = 11; $0.statePath = imported }
+        XCTAssertEqual(try servedKeyOrder(third, fetches: 6), Array(orders[12..<18]))
+        await third.stop()
+        // The twin, without a state file: a restarted seeded mock begins the orders again.
+        let fresh = try startFrozenMock { $0.seed = 11 }
+        XCTAssertEqual(try servedKeyOrder(fresh, fetches: 6), Array(orders[0..<6]))
+        await fresh.stop()
+    }
+
+    func testKill_RepeatsTheSeededKeyOrders_SinceTheLastCommit() async throws {
+        let reference = try startFrozenMock { $0.seed = 12 }
+        let orders = try servedKeyOrder(reference, fetches: 9)
+        await reference.stop()
+        let path = newPath()
+        let running = try startFrozenMock { $0.seed = 12; $0.statePath = path }
+        XCTAssertEqual(try servedKeyOrder(running, fetches: 3), Array(orders[0..<3]))
+        // A sign-in commits, and the key orders' place with it; the three fetches after it write nothing.
+        XCTAssertEqual(try running.nativeSignIn().status, 200)
+        XCTAssertEqual(try servedKeyOrder(running, fetches: 3), Array(orders[3..<6]))
+        let killed = try handedOver(path)
+        await running.stop()
+        let afterKill = try startFrozenMock { $0.seed = 12; $0.statePath = killed }
+        XCTAssertEqual(try servedKeyOrder(afterKill, fetches: 3), Array(orders[3..<6]), "the orders since the last commit come again")
+        await afterKill.stop()
+        // Its twin: the mock stopped, not killed, committed the place at its stop.
+        let afterStop = try startFrozenMock { $0.seed = 12; $0.statePath = path }
+        XCTAssertEqual(try servedKeyOrder(afterStop, fetches: 3), Array(orders[6..<9]))
+        await afterStop.stop()
+    }
 }

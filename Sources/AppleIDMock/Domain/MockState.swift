@@ -74,7 +74,9 @@ public final class MockState: Sendable {
         self.persisting = persisting
         var random = random.resolved()
         let secret = random.bytes(32)
-        let order = random.derived("jwks order")
+        var order = random.derived("jwks order")
+        // A seeded run's key orders go on where they stood at the last commit.
+        if order != nil, let position = restored?.keyOrder, let stream = SeededRandom(position: position) { order = stream }
         seededOrder = order != nil
         keyOrder = Mutex(order)
         let real = realTime()
@@ -205,6 +207,12 @@ public final class MockState: Sendable {
             guarded.unwritten = []
             return (events, context.keySeed == nil || events.isEmpty ? nil : guarded.world.random.streamPosition)
         }
+    }
+
+    /// Where the seeded stream of `/auth/keys` orders stands (seeded runs only). The writer
+    /// commits it with other changes and at stop: the hot route itself writes nothing.
+    var keyOrderPosition: SeededRandom.Position? {
+        keyOrder.withLock { $0?.position }
     }
 
     /// Counts a change the state file's writer takes from elsewhere (the notification log)

@@ -54,8 +54,8 @@ public enum StateArchive {
     }
 
     /// The state in `path` as pretty JSON: format and version, the scenario, the genesis (MAC
-    /// secret, clock, start, keys with their private halves), the seeded stream's position,
-    /// every kept event, and the notification log.
+    /// secret, clock, start, keys with their private halves), the seeded streams' positions (the
+    /// events' and `/auth/keys` orders'), every kept event, and the notification log.
     public static func export(path: String) throws(Failure) -> String {
         let (file, _) = try open(path)
         guard let stored = file.stored else { throw Failure(description: "state file \(path): empty (no mock has started on it)") }
@@ -65,6 +65,7 @@ public enum StateArchive {
         archive["scenario"] = (try? JSONParser.parse(file.scenarioJSON)) ?? .null
         archive["genesis"] = stored.genesis.stored
         archive["random"] = stored.random?.stored ?? .null
+        archive["jwks_order"] = stored.keyOrder?.stored ?? .null
         archive["events"] = .array(stored.events.map { recorded in
             var event = JSONObject()
             event["sequence"] = .int(Int64(clamping: recorded.sequence))
@@ -110,6 +111,7 @@ public enum StateArchive {
             let genesis = try StateGenesis(stored: archive["genesis"] ?? .null, path: "genesis")
             var batch = StateBatch()
             if let random = archive["random"], random != .null { batch.random = try SeededRandom.Position(stored: random, path: "random") }
+            if let order = archive["jwks_order"], order != .null { batch.keyOrder = try SeededRandom.Position(stored: order, path: "jwks_order") }
             guard case .array(let events)? = archive["events"] else { throw StoredStateError(path: "events", message: "expected an array") }
             var last: UInt64 = 0
             for (index, entry) in events.enumerated() {

@@ -4,8 +4,8 @@ import JOSE
 /// The state file of `serve --state FILE`: a SQLite database in WAL mode holding what a restart
 /// must not forget. It stores the mock's beginning (`StateGenesis`: MAC secret, clock, start,
 /// the keys it began with) and every event since (each carries its whole effect, so the
-/// scenario, the genesis and the events rebuild the same `World`), the seeded stream's position,
-/// and the notification log with the deliverer's cursor. It is written, never queried, while
+/// scenario, the genesis and the events rebuild the same `World`), the seeded streams' positions
+/// (the events' and `/auth/keys` orders'), and the notification log with the deliverer's cursor. It is written, never queried, while
 /// the mock runs: the writer commits batches, and reads happen once, at start.
 ///
 /// One mock holds a file at a time: the connection keeps an exclusive lock from its first write
@@ -130,6 +130,7 @@ final class StateFile: @unchecked Sendable {
                                      .text(Self.text(recorded.event.stored)))
             }
             if let random = batch.random { try meta("random", random.stored) }
+            if let keyOrder = batch.keyOrder { try meta("jwks_order", keyOrder.stored) }
             if let notifications = batch.notifications {
                 if notifications.replaceAll { try database.execute("DELETE FROM notifications") }
                 if upsertNotification == nil {
@@ -240,6 +241,11 @@ final class StateFile: @unchecked Sendable {
             let json = try parse(text, "random")
             random = try decoded("random") { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: "random") }
         }
+        var keyOrder: SeededRandom.Position?
+        if let text = meta["jwks_order"] {
+            let json = try parse(text, "jwks_order")
+            keyOrder = try decoded("jwks_order") { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: "jwks_order") }
+        }
         var events: [MockState.RecordedEvent] = []
         let rows = try database.prepare("SELECT sequence, at, body FROM events ORDER BY sequence")
         while try rows.step() {
@@ -266,7 +272,7 @@ final class StateFile: @unchecked Sendable {
                 try NotificationRecord(stored: json, path: "notification")
             })
         }
-        return StoredState(genesis: genesis, random: random, events: events, notifications: notifications)
+        return StoredState(genesis: genesis, random: random, keyOrder: keyOrder, events: events, notifications: notifications)
     }
 }
 
@@ -276,6 +282,9 @@ struct StoredState: Sendable {
     var genesis: StateGenesis
     /// The seeded stream's position after the last event (seeded runs only).
     var random: SeededRandom.Position?
+    /// Where the seeded stream of `/auth/keys` orders stood at the last commit (seeded runs that
+    /// served the keys shuffled only).
+    var keyOrder: SeededRandom.Position?
     /// Every event kept, in sequence order.
     var events: [MockState.RecordedEvent]
     /// The notification log.
@@ -313,9 +322,11 @@ struct StateBatch: Sendable {
     var events: [MockState.RecordedEvent] = []
     /// The seeded stream's position after them.
     var random: SeededRandom.Position?
+    /// Where the seeded stream of `/auth/keys` orders stands, when it moved since the last commit.
+    var keyOrder: SeededRandom.Position?
     /// The notification log's changes.
     var notifications: NotificationChanges?
 
     /// Whether there is nothing to commit.
-    var isEmpty: Bool { events.isEmpty && random == nil && notifications == nil }
+    var isEmpty: Bool { events.isEmpty && random == nil && keyOrder == nil && notifications == nil }
 }

@@ -1,12 +1,14 @@
 import Dispatch
 import Glibc
+import JOSE
 import MiniHTTP
 import Synchronization
 
 /// The state file's one writer, on its own thread (never an I/O loop, never the cooperative
 /// pool): woken by every operation that recorded events, it takes what is new — the
 /// notification log's changes first, then the events (so the deliverer's cursor never runs
-/// ahead of the events committed with it) — and commits it in one transaction; then the
+/// ahead of the events committed with it), and where the seeded `/auth/keys` order stream
+/// stands when it moved — and commits it in one transaction; then the
 /// answers waiting for those events go. Operations that happen while a commit runs share the
 /// next one (a group commit). A failed commit is kept and tried again a second later, said on
 /// the log; answers wait for it. Stopping commits what is left, folds the WAL into the file and
@@ -18,6 +20,8 @@ final class StateWriter: Sendable {
     private let log: @Sendable (String) -> Void
     private let wakeup = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
+    /// Where the seeded `/auth/keys` order stream stood at start (what the file holds).
+    private let startingKeyOrder: SeededRandom.Position?
     /// Resumed when the thread has committed its last batch and ended.
     private let ended = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
@@ -27,6 +31,7 @@ final class StateWriter: Sendable {
         self.state = state
         self.notifications = notifications
         self.log = log
+        startingKeyOrder = state.keyOrderPosition
         state.subscribe { [wakeup] in wakeup.signal() }
         state.setWriterWakeup(wakeup)
     }
@@ -56,6 +61,7 @@ final class StateWriter: Sendable {
 
     private func run() {
         var carried = StateBatch()
+        var committedOrder = startingKeyOrder
         while true {
             wakeup.wait()
             let last = stopping.load(ordering: .relaxed)
@@ -65,9 +71,12 @@ final class StateWriter: Sendable {
             let (events, random) = state.takeUnwritten()
             carried.events.append(contentsOf: events)
             if let random { carried.random = random }
+            let order = state.keyOrderPosition
+            if order != committedOrder { carried.keyOrder = order }
             if !carried.isEmpty {
                 do {
                     try file.write(carried)
+                    committedOrder = carried.keyOrder ?? committedOrder
                     carried = StateBatch()
                 } catch {
                     log("state file \(file.path): commit failed\(last ? "; what was not committed is lost" : ", trying again in a second"): \(error)")
