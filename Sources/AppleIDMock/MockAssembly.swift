@@ -89,7 +89,6 @@ final class MockAssembly: Sendable {
     func abandon() {
         notifications.stopNow()
         domain.stateFile?.close()
-        journal?.detach()
     }
 
     /// Starts the tick when the scenario needs one (a rotation pattern or a timeline of events):
@@ -133,8 +132,6 @@ final class MockAssembly: Sendable {
                 + (stateWriter == nil ? "" : "; the state file keeps it for the next start"))
         }
         await stateWriter?.stop()
-        // The journal and the route table hold each other: without this, no stopped mock is freed.
-        journal?.detach()
         await AppleIDMockLog.flush()
     }
 

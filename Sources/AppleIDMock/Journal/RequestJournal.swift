@@ -23,7 +23,9 @@ final class RequestJournal: HTTPExchangeObserver {
     private let waiters = WakeList()
     private let realTime: @Sendable () -> Double
     /// Finds the route a request took, once the table exists (it is built over this journal).
-    private let routes = Mutex<RouteTable?>(nil)
+    /// Its names only: the table's routes hold this journal, so holding the table would keep
+    /// every stopped mock alive.
+    private let routes = Mutex<RouteNames?>(nil)
 
     init(capacity: Int, realTime: @escaping @Sendable () -> Double) {
         self.capacity = max(1, capacity)
@@ -33,12 +35,7 @@ final class RequestJournal: HTTPExchangeObserver {
 
     /// Lets entries name the route that took them.
     func attach(_ table: RouteTable) {
-        routes.withLock { $0 = table }
-    }
-
-    /// Lets go of the table, whose routes hold this journal: a stopped mock is freed.
-    func detach() {
-        routes.withLock { $0 = nil }
+        routes.withLock { $0 = table.names }
     }
 
     // MARK: - Recording

@@ -35,6 +35,8 @@ public struct RouteTable: Sendable {
     private let prefixNotFound: [(prefix: String, handler: HTTPHandler)]
     /// The 405 handler of each routed path under a prefix with fallbacks, made at build.
     private let methodNotAllowed: [String: HTTPHandler]
+    /// Which route takes a request, without the handlers.
+    public let names: RouteNames
 
     init(routes: [String: [HTTPMethod: HTTPHandler]], info: [RouteInfo] = [], notFound: HTTPHandler?, prefixFallbacks: [PrefixFallback] = []) {
         self.notFound = notFound
@@ -56,6 +58,7 @@ public struct RouteTable: Sendable {
                 return a.literalCount != b.literalCount ? a.literalCount > b.literalCount : a.text < b.text
             }
         self.routes = info.sorted { ($0.template, $0.method.rawValue) < ($1.template, $1.method.rawValue) }
+        names = RouteNames(exact: exact.mapValues { Set($0.keys) }, templates: templates.map { ($0.template, Set($0.methods.keys)) })
     }
 
     /// Every routed path and template, sorted.
@@ -69,10 +72,7 @@ public struct RouteTable: Sendable {
     /// The route that answers `method` on `path`: the exact path or the template that takes it
     /// (`/__mock/keys/{kid}`); nil when a fallback or MiniHTTP answers. For logs and journals.
     public func route(_ method: HTTPMethod, _ path: String) -> String? {
-        func takes(_ methods: [HTTPMethod: HTTPHandler]) -> Bool { methods[method] != nil || (method == .head && methods[.get] != nil) }
-        if let methods = exact[path] { return takes(methods) ? path : nil }
-        guard let routes = templates.first(where: { $0.template.match(path) != nil }) else { return nil }
-        return takes(routes.methods) ? routes.template.text : nil
+        names.route(method, path)
     }
 
     /// Looks up `method` on `path`: an exact path first (a dictionary hit, nothing else when
