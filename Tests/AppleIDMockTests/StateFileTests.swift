@@ -801,4 +801,25 @@ final class StateFileTests: XCTestCase {
         XCTAssertEqual(try servedKeyOrder(afterStop, fetches: 3), Array(orders[6..<9]))
         await afterStop.stop()
     }
+
+    func testKeyOrderPlace_IsKeptForItsOwnSeedOnly() async throws {
+        // An unseeded run stores no place (its orders come from entropy).
+        let unseeded = newPath()
+        let plain = try startFrozenMock { $0.statePath = unseeded }
+        _ = try servedKeyOrder(plain, fetches: 2)
+        await plain.stop()
+        XCTAssertEqual(try jsonObject(Array(try StateArchive.export(path: unseeded).utf8))["jwks_order"], .null)
+        // A file seeded with 11, restarted with 13: seed 13's orders from their start.
+        let reference = try startFrozenMock { $0.seed = 13 }
+        let orders = try servedKeyOrder(reference, fetches: 4)
+        await reference.stop()
+        let path = newPath()
+        let first = try startFrozenMock { $0.seed = 11; $0.statePath = path }
+        _ = try servedKeyOrder(first, fetches: 5)
+        await first.stop()
+        XCTAssertNotNil(try jsonObject(Array(try StateArchive.export(path: path).utf8))["jwks_order"]?.objectValue, "the twin: seeded, it is stored")
+        let reseeded = try startFrozenMock { $0.seed = 13; $0.statePath = path }
+        XCTAssertEqual(try servedKeyOrder(reseeded, fetches: 4), orders)
+        await reseeded.stop()
+    }
 }

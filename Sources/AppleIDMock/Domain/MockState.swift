@@ -75,8 +75,12 @@ public final class MockState: Sendable {
         var random = random.resolved()
         let secret = random.bytes(32)
         var order = random.derived("jwks order")
-        // A seeded run's key orders go on where they stood at the last commit.
-        if order != nil, let position = restored?.keyOrder, let stream = SeededRandom(position: position) { order = stream }
+        // A seeded run's key orders go on where they stood at the last commit: the same seed's
+        // stream only (another seed's orders begin at their start).
+        if context.keySeed != nil, let fresh = order, let position = restored?.keyOrder, position.key == fresh.position.key,
+           let stream = SeededRandom(position: position) {
+            order = stream
+        }
         seededOrder = order != nil
         keyOrder = Mutex(order)
         let real = realTime()
@@ -212,7 +216,8 @@ public final class MockState: Sendable {
     /// Where the seeded stream of `/auth/keys` orders stands (seeded runs only). The writer
     /// commits it with other changes and at stop: the hot route itself writes nothing.
     var keyOrderPosition: SeededRandom.Position? {
-        keyOrder.withLock { $0?.position }
+        guard context.keySeed != nil else { return nil }
+        return keyOrder.withLock { $0?.position }
     }
 
     /// Counts a change the state file's writer takes from elsewhere (the notification log)
