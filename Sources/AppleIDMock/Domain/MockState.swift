@@ -76,8 +76,8 @@ public final class MockState: Sendable {
         let secret = random.bytes(32)
         var order = random.derived("jwks order")
         // A seeded run's key orders go on where they stood at the last commit: the same seed's
-        // stream only (another seed's orders begin at their start).
-        if context.keySeed != nil, let fresh = order, let position = restored?.keyOrder, position.key == fresh.position.key,
+        // stream only (another seed's, or an unseeded run's fresh one, begins at its start).
+        if let fresh = order, let position = restored?.keyOrder, position.key == fresh.position.key,
            let stream = SeededRandom(position: position) {
             order = stream
         }

@@ -5,8 +5,9 @@ import JOSE
 /// must not forget. It stores the mock's beginning (`StateGenesis`: MAC secret, clock, start,
 /// the keys it began with) and every event since (each carries its whole effect, so the
 /// scenario, the genesis and the events rebuild the same `World`), the seeded streams' positions
-/// (the events' and `/auth/keys` orders'), and the notification log with the deliverer's cursor. It is written, never queried, while
-/// the mock runs: the writer commits batches, and reads happen once, at start.
+/// (the events' and `/auth/keys` orders'), and the notification log with the deliverer's
+/// cursor. It is written, never queried, while the mock runs: the writer commits batches, and
+/// reads happen once, at start.
 ///
 /// One mock holds a file at a time: the connection keeps an exclusive lock from its first write
 /// until it closes, so a second mock (or `state` command) on the same file is refused at once.
@@ -236,16 +237,14 @@ final class StateFile: @unchecked Sendable {
         }
         let genesisJSON = try parse(genesisText, "genesis")
         let genesis = try decoded("genesis") { () throws(StoredStateError) in try StateGenesis(stored: genesisJSON, path: "genesis") }
-        var random: SeededRandom.Position?
-        if let text = meta["random"] {
-            let json = try parse(text, "random")
-            random = try decoded("random") { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: "random") }
+        /// A seeded stream's position stored under `key`, when there is one.
+        func position(_ key: String) throws(StateFileError) -> SeededRandom.Position? {
+            guard let text = meta[key] else { return nil }
+            let json = try parse(text, key)
+            return try decoded(key) { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: key) }
         }
-        var keyOrder: SeededRandom.Position?
-        if let text = meta["jwks_order"] {
-            let json = try parse(text, "jwks_order")
-            keyOrder = try decoded("jwks_order") { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: "jwks_order") }
-        }
+        let random = try position("random")
+        let keyOrder = try position("jwks_order")
         var events: [MockState.RecordedEvent] = []
         let rows = try database.prepare("SELECT sequence, at, body FROM events ORDER BY sequence")
         while try rows.step() {

@@ -8,8 +8,8 @@ import Synchronization
 /// pool): woken by every operation that recorded events, it takes what is new — the
 /// notification log's changes first, then the events (so the deliverer's cursor never runs
 /// ahead of the events committed with it), and where the seeded `/auth/keys` order stream
-/// stands when it moved — and commits it in one transaction; then the
-/// answers waiting for those events go. Operations that happen while a commit runs share the
+/// stands when it moved — and commits it in one transaction; then the answers waiting for
+/// those events go. Operations that happen while a commit runs share the
 /// next one (a group commit). A failed commit is kept and tried again a second later, said on
 /// the log; answers wait for it. Stopping commits what is left, folds the WAL into the file and
 /// closes it, so a stopped mock's file is whole on its own.
