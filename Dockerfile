@@ -1,7 +1,7 @@
 # AppleIDMock as a container: build with the official Swift image, run on Debian slim.
 #
 #   docker build -t appleid-mock .                                 # podman: add --format docker
-#   docker run --rm -p 8080:8080 appleid-mock                      # http://localhost:8080
+#   docker run --rm -p 127.0.0.1:8080:8080 appleid-mock            # http://localhost:8080 (this machine only)
 #
 # HTTPS standing in for appleid.apple.com: see docker-compose.yml.
 

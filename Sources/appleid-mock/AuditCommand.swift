@@ -10,7 +10,7 @@ import MiniHTTP
 /// when any fails, 2 for bad input. Nothing goes anywhere but the backend URL and the mock.
 enum AuditCommand {
     static let usage = """
-    usage: appleid-mock audit --server MOCK_URL --client-id ID (--native URL | --web LOGIN_URL)
+    usage: appleid-mock audit [--server MOCK_URL] --client-id ID (--native URL | --web LOGIN_URL)
                               [--user USER] [--method POST] [--body TEMPLATE]
                               [--accepted 2xx|CODE|HEADER|/REGEX/] [--json]
                               [--timeout SECONDS] [--ca FILE] [--control-token T]

@@ -8,7 +8,7 @@ enum ClockCommand {
            appleid-mock clock advance SECONDS     move it (back when negative)
            appleid-mock clock set TIME            go to an RFC 3339 time, e.g. 2030-01-01T00:00:00Z
            appleid-mock clock freeze | unfreeze   stop it, or let it run
-           [--server URL] [--timeout SECONDS]
+           [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
     \(ControlClient.optionsUsage)
 

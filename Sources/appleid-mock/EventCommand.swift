@@ -4,7 +4,8 @@ import JOSE
 /// `appleid-mock event TYPE --user U --client ID`: a user's action at Apple, on a running mock.
 enum EventCommand {
     static let usage = """
-    usage: appleid-mock event TYPE --user USER --client CLIENT_ID [--server URL] [--timeout SECONDS]
+    usage: appleid-mock event TYPE --user USER --client CLIENT_ID
+                              [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
       TYPE               consent-revoked, account-delete (or account-deleted),
                          email-disabled, email-enabled
@@ -13,8 +14,10 @@ enum EventCommand {
 
     \(ControlClient.optionsUsage)
 
-    The state changes at once and the app group's notification is queued; prints
-    {"notification", "type", "user"}. Await delivery with GET /__mock/notifications?after=ID&wait=S.
+    The state changes at once and each app group's notification is queued; prints
+    {"notification": ID, "notifications": [IDs], "type", "user"}: the named app group's
+    notification, and every one queued (an account deletion tells every app group the user
+    signed in to). Await one with GET /__mock/notifications?after=ID-1&wait=S.
     """
 
     static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {

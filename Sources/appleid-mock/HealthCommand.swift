@@ -5,7 +5,7 @@ import Glibc
 /// background and must wait until it answers (`--wait`).
 enum HealthCommand {
     static let usage = """
-    usage: appleid-mock health [--wait SECONDS] [--server URL] [--timeout SECONDS] [--ca FILE]
+    usage: appleid-mock health [--wait SECONDS] [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
     Prints the mock's {"active_kid", "issuer", "status"} and exits 0 when it answers; exits 1
     when it cannot be reached or answers otherwise.

@@ -12,7 +12,7 @@ enum KeysCommand {
                                                     publish a key (fresh unless --pem) without signing
            appleid-mock keys activate KID           make a published key sign new tokens
            appleid-mock keys retire KID             take a key off /auth/keys (not the signing one)
-           [--server URL] [--timeout SECONDS]
+           [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
            appleid-mock keys generate --out DIR [--count N]
 
     \(ControlClient.optionsUsage)

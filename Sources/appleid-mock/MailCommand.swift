@@ -7,7 +7,7 @@ enum MailCommand {
     usage: appleid-mock mail [list] [--after ID] [--wait SECONDS] [--json]
            appleid-mock mail show ID [--raw]
            appleid-mock mail clear
-           [--server URL] [--timeout SECONDS]
+           [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
     list   one line per message, oldest first: id, each recipient's verdict (forwarded to
            the real address, direct, or refused with the reason), sender and subject; --json

@@ -14,7 +14,7 @@ enum NotificationsCommand {
     static let usage = """
     usage: appleid-mock notifications listen [--port PORT] [--host HOST] [--path PATH]
                                              [--client-id ID] [--issuer URL] [--count N] [--json]
-                                             [--server URL] [--ca FILE] [--timeout SECONDS]
+                                             [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
       --port PORT        port to listen on, 0 for any free one (default 9000)
       --host HOST        address to bind (default 127.0.0.1)

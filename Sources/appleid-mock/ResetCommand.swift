@@ -1,7 +1,7 @@
 /// `appleid-mock reset`: a running mock back to its scenario's initial state.
 enum ResetCommand {
     static let usage = """
-    usage: appleid-mock reset [--server URL] [--timeout SECONDS]
+    usage: appleid-mock reset [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
     Returns users, consents, codes, transfers, keys and the clock to the scenario's initial
     state; codes and tokens issued before stop working.

@@ -40,8 +40,10 @@ enum ServeCommand {
 
       --notification-ca FILE  PEM CA certificates https notification     APPLEID_MOCK_NOTIFICATION_CA
                         receivers are checked against (default: the system store)
-      --notification-timeout SECONDS  a receiver's time to accept and to answer each
-                        attempt (default 5 to connect, 10 to answer)
+      --notification-timeout SECONDS  how long each notification attempt     APPLEID_MOCK_NOTIFICATION_TIMEOUT
+                        waits for the receiver: to connect (at most 5 s) and to answer (SECONDS,
+                        1 to 120; default 5 to connect, 10 to answer). An attempt past it
+                        fails and is retried (scenario compatibility.notification_retry_delays)
 
       --log-level LEVEL what goes to stderr, each level adding to the     APPLEID_MOCK_LOG_LEVEL
                         one before: error (failures of the mock itself), warn (notices:

@@ -5,8 +5,9 @@ import JOSE
 /// `ASAuthorizationAppleIDCredential` would give the app.
 enum SignInCommand {
     static let usage = """
-    usage: appleid-mock sign-in --user USER --client BUNDLE_ID [--server URL] [--scopes "name email"]
-                                [--nonce NONCE] [--hide-email | --share-email] [--timeout SECONDS]
+    usage: appleid-mock sign-in --user USER --client BUNDLE_ID [--scopes "name email"] [--nonce NONCE]
+                                [--hide-email | --share-email]
+                                [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
       --user USER        scenario user id (e.g. alice)
       --client ID        the App ID (bundle id), e.g. com.example.app

@@ -7,7 +7,8 @@ import JOSE
 enum TokenCommand {
     static let usage = """
     usage: appleid-mock token --user USER [--client ID] [--defect NAME] [--nonce NONCE]
-                              [--claims JSON] [--notification [--type EVENT]] [--json] [--server URL]
+                              [--claims JSON] [--notification [--type EVENT]] [--json]
+                              [--server URL] [--ca FILE] [--timeout SECONDS] [--control-token T]
 
       --user USER        scenario user id (e.g. alice)
       --client ID        the audience (default: the scenario's first client)

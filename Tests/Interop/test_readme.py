@@ -1,5 +1,5 @@
-"""Every code block of README.md and Examples/python-backend/README.md runs, compiles or is
-exempted by name, so none can rot.
+"""Every code block of README.md, docs/*.md, CONTRIBUTING.md and Examples/python-backend/README.md
+runs, compiles or is exempted by name, so none can rot.
 
 Each fenced block is preceded by a marker comment that says what the test does with it:
 
@@ -35,8 +35,10 @@ import pytest
 from conftest import BINARY, ROOT
 
 README = ROOT / "README.md"
-# Every document whose code blocks users copy.
-DOCUMENTS = [README, ROOT / "Examples" / "python-backend" / "README.md"]
+# Every document whose code blocks users copy: the README, every page under docs/, CONTRIBUTING.md
+# and the example's README (each once, in this order).
+DOCUMENTS = list(dict.fromkeys([README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md",
+                                ROOT / "Examples" / "python-backend" / "README.md"]))
 SCRATCH = ROOT / ".appleid-mock"
 MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
 FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
@@ -168,6 +170,7 @@ def run_in_group(command, block, stdin_text=None, timeout=240):
 
 def test_readme_every_block_says_what_the_tests_do_with_it():
     assert ALL, "README.md has no code blocks"
+    assert {block.document for block in ALL} >= {"README.md", "docs/getting-started.md", "docs/cli.md"}, "a document is not read"
     unmarked = [block for block in ALL if block.kind is None]
     assert not unmarked, f"blocks without a `<!-- readme: … -->` marker: {unmarked}"
     for block in of_kind("not-run"):
@@ -188,6 +191,9 @@ def test_readme_expectations_fail_when_the_output_differs():
         assert_printed('{"error":"invalid_client"}', ['{"error":"invalid_grant"}'], block)
     with pytest.raises(AssertionError):
         assert_printed("b a", ["a", "b"], block)
+
+
+LEFT_RUNNING = "still running when the blocks ended"
 
 
 class Session:
@@ -216,6 +222,10 @@ class Session:
                              f'"$PYTHON" -m pytest -q -p no:cacheprovider {file}\n')
             else:
                 parts.append(block.text)
+        # Each recipe stops what it starts, so the blocks pasted in order into one shell never meet
+        # a mock left on a port by the block before (given a moment to exit after its SIGTERM).
+        parts.append(f"for _ in $(seq 50); do [ -z \"$(jobs -rp)\" ] && break; sleep 0.1; done\n"
+                     f"if [ -n \"$(jobs -rp)\" ]; then echo \"{LEFT_RUNNING}: $(jobs -r)\"; fi\n")
         return "".join(parts)
 
     def expectations(self):
@@ -228,7 +238,7 @@ def sessions():
         if block.kind in ("run", "run with-mock"):
             found.append(Session(block))
         elif block.kind in ("run continued", "python continued", "pytest continued"):
-            assert found, f"{block} continues no session"
+            assert found and found[-1].blocks[0].document == block.document, f"{block} continues no session of its document"
             found[-1].blocks.append(block)
     return found
 
@@ -243,11 +253,22 @@ def test_readme_shell_session_runs(session, scratch):
         if mock:
             mock.stop()
     assert status == 0, f"{session} exited {status}:\n{output}"
+    assert LEFT_RUNNING not in output, f"{session} does not stop what it starts (a recipe must):\n{output}"
     skipped = re.search(r"SKIPPED — (.+)", output)
     if skipped:
         # A block that cannot run on this machine says so itself (root, namespaces), and exits 0.
         pytest.skip(f"{session}: {skipped.group(1)}")
     assert_printed(output, session.expectations(), session)
+
+
+def test_readme_session_that_leaves_a_process_running_is_caught():
+    left = Session(Block("run", "sh", 1, "sleep 30 &\n"))
+    _, output = run_in_group(["bash", "-euo", "pipefail", "-c", left.script()], left)
+    assert LEFT_RUNNING in output
+    # The twin: a block that stops what it started.
+    stopped = Session(Block("run", "sh", 1, "sleep 30 &\nkill %1\n"))
+    _, output = run_in_group(["bash", "-euo", "pipefail", "-c", stopped.script()], stopped)
+    assert LEFT_RUNNING not in output, output
 
 
 def help_options(text):
@@ -276,7 +297,7 @@ def test_readme_synopsis_names_every_option_of_every_command():
         for option in sorted(help_options(result.stdout)):
             if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", synopsis[0].text):
                 missing.append(f"{' '.join(command) or 'appleid-mock'} {option}")
-    assert not missing, f"the README's synopsis (README.md:{synopsis[0].line}) lacks: {missing}"
+    assert not missing, f"the synopsis ({synopsis[0].document}:{synopsis[0].line}) lacks: {missing}"
 
 
 @pytest.mark.parametrize("block", of_kind("yaml"), ids=repr)

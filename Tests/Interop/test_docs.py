@@ -1,0 +1,269 @@
+"""The documentation holds to the code, so neither can drift from the other:
+
+- every relative link (and its #anchor) in README.md, docs/ and CONTRIBUTING.md resolves;
+- README.md is short (at most 300 lines, 16,000 bytes) and links to every page under docs/;
+- docs/cli.md has a section for every command and, in it, exactly the options and environment
+  variables that command's `--help` names; the CLI reads no variable its help leaves out;
+- docs/control-api.md lists exactly the routes (path and method) of Contract/openapi.json;
+- docs/scenario.md names every key a scenario file may hold;
+- BENCHMARKS.md is at most 200 lines and opens with its table.
+
+(test_readme.py runs the code blocks of the same pages.)
+"""
+import json
+import re
+import subprocess
+
+import pytest
+
+from conftest import BINARY, ROOT
+
+DOCS = ROOT / "docs"
+LINKED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]
+FENCE = re.compile(r"^(```+|~~~+)")
+LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
+
+
+def prose(text, code_spans=False):
+    """`text` without its fenced blocks and (unless `code_spans`) inline code spans: links there
+    are examples."""
+    kept, fence = [], None
+    for line in text.splitlines():
+        match = FENCE.match(line.strip())
+        if fence:
+            if match and line.strip().startswith(fence):
+                fence = None
+            kept.append("")
+            continue
+        if match:
+            fence = match.group(1)
+            kept.append("")
+            continue
+        kept.append(line if code_spans else re.sub(r"(`+)(?:(?!\1).)+\1", "", line))
+    return "\n".join(kept)
+
+
+def slug(heading):
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"`|\*\*|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip().lower())
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path):
+    """Every anchor of a Markdown page: its headings' slugs (numbered when repeated) and <a id>."""
+    found, seen = set(), {}
+    text = path.read_text()
+    for line in prose(text, code_spans=True).splitlines():
+        heading = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            base = slug(heading.group(1))
+            count = seen.get(base, 0)
+            found.add(base if count == 0 else f"{base}-{count}")
+            seen[base] = count + 1
+    found.update(HTML_ANCHOR.findall(text))
+    return found
+
+
+def shown(path):
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
+def dead_links(path):
+    """The relative links of `path` that lead nowhere: a missing file, or a missing #anchor."""
+    dead = []
+    for number, line in enumerate(prose(path.read_text()).splitlines(), 1):
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
+                continue  # http:, https:, mailto:
+            file, _, fragment = target.partition("#")
+            resolved = (path.parent / file).resolve() if file else path
+            if not resolved.exists():
+                dead.append(f"{shown(path)}:{number}: {target} (no such file)")
+            elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
+                dead.append(f"{shown(path)}:{number}: {target} (no such anchor in {resolved.name})")
+    return dead
+
+
+@pytest.mark.parametrize("path", [path for path in LINKED if path.exists()], ids=lambda path: str(path.relative_to(ROOT)))
+def test_docs_every_relative_link_resolves(path):
+    dead = dead_links(path)
+    assert not dead, "dead links:\n" + "\n".join(dead)
+
+
+def test_docs_link_check_refuses_a_missing_file_and_a_missing_anchor(tmp_path):
+    page = tmp_path / "page.md"
+    (tmp_path / "other.md").write_text("# Other page\n\n## Run it, `twice`\n")
+    page.write_text("# Page\n\n[ok](other.md) [ok](other.md#run-it-twice) [ok](#page) [web](https://example.com/x)\n"
+                    "`[code](gone.md)`\n\n```\n[block](gone.md)\n```\n")
+    assert dead_links(page) == []
+    page.write_text("# Page\n\n[gone](gone.md) [bad](other.md#run-it-thrice) [self](#nowhere)\n")
+    assert [entry.split(": ", 1)[1] for entry in dead_links(page)] == [
+        "gone.md (no such file)", "other.md#run-it-thrice (no such anchor in other.md)", "#nowhere (no such anchor in page.md)"]
+
+
+def test_readme_is_short_and_links_to_every_docs_page():
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    assert len(text.splitlines()) <= 300, f"README.md has {len(text.splitlines())} lines (at most 300)"
+    assert len(text.encode()) <= 16_000, f"README.md has {len(text.encode())} bytes (at most 16,000)"
+    linked = {(readme.parent / target.partition("#")[0]).resolve() for target in LINK.findall(prose(text))}
+    pages = sorted(DOCS.glob("*.md"))
+    assert len(pages) >= 10, f"docs/ has {len(pages)} pages"
+    unlinked = [str(page.relative_to(ROOT)) for page in pages if page.resolve() not in linked]
+    assert not unlinked, f"README.md does not link to {unlinked}"
+
+
+def test_docs_pages_open_with_a_title_and_what_the_reader_gets():
+    for page in sorted(DOCS.glob("*.md")):
+        lines = page.read_text().splitlines()
+        assert lines[0].startswith("# "), f"{page.name} opens without a title"
+        first = next((line for line in lines[1:] if line.strip()), "")
+        assert first and not first.startswith(("#", "```", "<!--", "|")), f"{page.name}: the title is not followed by a paragraph"
+
+
+def test_benchmarks_is_short_and_opens_with_its_table():
+    lines = (ROOT / "BENCHMARKS.md").read_text().splitlines()
+    assert len(lines) <= 200, f"BENCHMARKS.md has {len(lines)} lines (at most 200)"
+    first_section = lines.index(next(line for line in lines if line.startswith("## ")))
+    table = next(index for index, line in enumerate(lines) if line.startswith("| figure | target | measured | ratio |"))
+    assert table < next(index for index, line in enumerate(lines) if line.startswith("## ") and index > first_section)
+    assert not re.search(r"/work/|/home/|/root/", "\n".join(lines)), "BENCHMARKS.md names a machine's absolute path"
+
+
+# ---- docs/cli.md against every command's --help ----
+
+def help_text(command):
+    result = subprocess.run([BINARY, *command, "--help"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, f"{command} --help exited {result.returncode}: {result.stderr}"
+    return result.stdout
+
+
+def help_options(text):
+    """The options a `--help` text defines: those of its usage lines (up to the first blank line)
+    and of lines that start with an option; prose that mentions other tools' flags is not one."""
+    usage = text.split("\n\n", 1)[0]
+    defined = "\n".join(re.split(r"\s{2,}", line.strip())[0] for line in text.splitlines() if re.match(r"^\s+--[a-z]", line))
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", usage + "\n" + defined))
+
+
+def commands():
+    """Every command the top-level help names (`[serve]` included), by its first word."""
+    usage = help_text([])
+    return sorted(set(re.findall(r"^\s*(?:usage: )?appleid-mock \[?([a-z][a-z-]+)", usage, re.M)))
+
+
+def cli_sections():
+    """docs/cli.md's `## `appleid-mock COMMAND …`` sections by their command's first word: the
+    words of the heading, the options in the first cell of its table rows, the variables in it."""
+    text = (DOCS / "cli.md").read_text()
+    sections = {}
+    for match in re.finditer(r"^## `appleid-mock ([^`]+)`\n(.*?)(?=^## |\Z)", text, re.M | re.S):
+        words, body = match.group(1).split(), match.group(2)
+        options = set()
+        for row in body.splitlines():
+            if row.startswith("| `"):
+                options.update(re.findall(r"(?<![\w-])--[a-z][a-z-]+", row.split("|")[1]))
+        assert words[0] not in sections, f"docs/cli.md has two sections for {words[0]}"
+        sections[words[0]] = (words, options, set(re.findall(r"APPLEID_MOCK_[A-Z_]+", body)), body)
+    return sections
+
+
+def test_docs_cli_has_a_section_for_every_command_and_no_other():
+    sections, expected = set(cli_sections()), set(commands())
+    assert "serve" in expected and "faults" in expected and "version" in expected, expected
+    assert sections == expected, f"docs/cli.md sections for no command: {sorted(sections - expected)}; " \
+                                 f"commands without a section: {sorted(expected - sections)}"
+
+
+@pytest.mark.parametrize("command", commands())
+def test_docs_cli_section_names_exactly_the_options_variables_and_verbs_of_its_help(command):
+    words, options, variables, body = cli_sections()[command]
+    text = help_text(words)
+    wanted = help_options(text)
+    assert options == wanted, f"docs/cli.md `appleid-mock {' '.join(words)}`: lacks {sorted(wanted - options)}, " \
+                              f"names options its --help does not: {sorted(options - wanted)}"
+    helped = set(re.findall(r"APPLEID_MOCK_[A-Z_]+", text))
+    assert variables == helped, f"docs/cli.md `appleid-mock {' '.join(words)}`: lacks variables {sorted(helped - variables)}, " \
+                                f"names variables its --help does not: {sorted(variables - helped)}"
+    verbs = set(re.findall(rf"^\s*(?:usage: )?appleid-mock {command} \[?([a-z][a-z-]*)", text, re.M))
+    missing = sorted(verb for verb in verbs if f"{command} {verb}" not in body)
+    assert not missing, f"docs/cli.md `appleid-mock {command}` does not describe: {missing}"
+
+
+def test_docs_cli_check_refuses_a_missing_and_an_extra_option():
+    text = "usage: appleid-mock thing [--one N] [--two]\n\n  --one N    one\n  --two      two\n"
+    assert help_options(text) == {"--one", "--two"}
+    assert help_options(text) != {"--one"} and help_options(text) != {"--one", "--two", "--three"}
+
+
+def test_the_cli_reads_no_environment_variable_its_help_leaves_out():
+    read = set()
+    for source in (ROOT / "Sources" / "appleid-mock").glob("*.swift"):
+        read.update(re.findall(r"\"(APPLEID_MOCK_[A-Z_]+)\"", source.read_text()))
+    helped = set()
+    for words, _, _, _ in cli_sections().values():
+        helped.update(re.findall(r"APPLEID_MOCK_[A-Z_]+", help_text(words)))
+    assert read <= helped, f"variables read by the CLI but in no --help: {sorted(read - helped)}"
+
+
+# ---- docs/control-api.md against Contract/openapi.json ----
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def openapi_routes():
+    document = json.loads((ROOT / "Sources" / "AppleIDMock" / "Contract" / "openapi.json").read_text())
+    return {(method.upper(), path) for path, item in document["paths"].items() for method in item if method in METHODS}
+
+
+def documented_routes(text):
+    routes = set()
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            routes.update(re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`?\s]*)", line.split("|")[1]))
+    return routes
+
+
+def test_docs_control_api_lists_exactly_the_routes_of_the_openapi_contract():
+    documented = documented_routes((DOCS / "control-api.md").read_text())
+    contract = openapi_routes()
+    assert documented == contract, f"docs/control-api.md lacks {sorted(contract - documented)}; " \
+                                   f"names routes the contract lacks: {sorted(documented - contract)}"
+
+
+def test_docs_control_api_check_reads_the_first_cell_only():
+    text = "| `GET /a`, `DELETE /a` | see `POST /b` |\n| route | `GET /c` |\n"
+    assert documented_routes(text) == {("GET", "/a"), ("DELETE", "/a")}
+
+
+# ---- docs/scenario.md against the scenario reader ----
+
+def scenario_keys():
+    """Every key the scenario reader knows: its `known:` lists, the knobs, a fault's keys and the
+    relay refusal reasons."""
+    sources = ROOT / "Sources" / "AppleIDMock"
+    keys = set()
+    loading = (sources / "Scenario" / "Scenario+Loading.swift").read_text()
+    for group in re.findall(r"known: \[([^\]]*)\]", loading):
+        keys.update(re.findall(r"\"([a-z_]+)\"", group))
+    knobs = (sources / "Scenario" / "Compatibility+Knobs.swift").read_text()
+    keys.update(re.findall(r"\.(?:choice|bool|string|int)\(\"([a-z_]+)\"", knobs))
+    keys.update(re.findall(r"Knob\(name: \"([a-z_]+)\"", knobs))
+    fault = (sources / "Faults" / "FaultSpec.swift").read_text()
+    keys.update(re.findall(r"\"([a-z_]+)\"", re.search(r"static let keys = \[([^\]]*)\]", fault).group(1)))
+    incident = (sources / "Faults" / "FaultIncident.swift").read_text()
+    keys.update(re.findall(r"\"([a-z_]+)\"", re.search(r"static let keys = \[([^\]]*)\]", incident).group(1)))
+    refusals = (sources / "Domain" / "RelayVerdict.swift").read_text()
+    keys.update(re.findall(r"case \w+ = \"([a-z_]+)\"", refusals))
+    return keys
+
+
+def test_docs_scenario_names_every_key_a_scenario_may_hold():
+    keys = scenario_keys()
+    assert {"teams", "team_id", "relay_refusal", "action", "spf_fail", "max_message_bytes"} <= keys, keys
+    text = (DOCS / "scenario.md").read_text()
+    # A key is named in a code span alone (`teams`) or as the last step of a path (`rotation.every`,
+    # `developer_keys[].key_id`).
+    missing = sorted(key for key in keys if not re.search(rf"`(?:[\w\[\]]+\.)*{key}`", text))
+    assert not missing, f"docs/scenario.md does not name {missing}"
