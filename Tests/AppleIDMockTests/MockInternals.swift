@@ -1,0 +1,38 @@
+@testable import AppleIDMock
+import XCTest
+
+// The few things a test reads or does behind the HTTP door, each in one function, so the
+// issue 36 refactor (the state engine internal, `domain` internal) has one place to repoint.
+// Everything else the converted suites do goes through `MockClient.respond`.
+
+/// The domain behind either door.
+private func domain(of client: any MockClient) -> AppleIDDomain {
+    switch client {
+    case let memory as InMemoryClient: memory.mock.domain
+    case let live as LiveClient: live.server.domain
+    default: preconditionFailure("no domain behind \(type(of: client))")
+    }
+}
+
+/// How many authorization codes the mock holds, issued and neither redeemed nor pruned (no route
+/// tells it: a redeemed or expired code must not stay in memory).
+func pendingCodeCount(_ client: any MockClient) -> Int {
+    domain(of: client).state.pendingCodeCount
+}
+
+/// One turn of the mock's background tick (prunes expired codes), at once rather than on its timer.
+func runTick(_ client: any MockClient) {
+    _ = domain(of: client).state.tick()
+}
+
+/// Suspends until at least one long-poll of `/__mock/events` is parked in the mock, so that what
+/// the test does next has to wake it (nothing on the wire says a reader is waiting); fails the
+/// test after `seconds`.
+func untilEventReaderWaits(_ client: any MockClient, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) async throws {
+    let state = domain(of: client).state
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while state.waitingReaders == 0 {
+        guard ContinuousClock.now < deadline else { return XCTFail("no reader parked within \(seconds) s", file: file, line: line) }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
