@@ -11,7 +11,7 @@ struct InMemoryClient: MockClient {
     func respond(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]) async throws -> MockAnswer {
         // The head the raw-socket client writes (RawHTTPClient.request).
         var head = HTTPHeaders()
-        head.add("Host", "localhost")
+        if !headers.contains(where: { $0.0.lowercased() == "host" }) { head.add("Host", "localhost") }
         for (name, value) in headers { head.add(name, value) }
         if !body.isEmpty || method == "POST" { head.add("Content-Length", String(body.count)) }
         let response = await mock.respond(HTTPMethod(rawValue: method), target, headers: head, body: body)

@@ -13,7 +13,18 @@ struct LiveClient: MockClient {
 
     func respond(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]) async throws -> MockAnswer {
         let port = server.port
-        let raw = try await offThePool { try RawHTTPClient(port: port).roundTrip(method, target, headers: headers, body: body) }
+        let raw = try await offThePool {
+            let client = try RawHTTPClient(port: port)
+            guard headers.contains(where: { $0.0.lowercased() == "host" }) else {
+                return try client.roundTrip(method, target, headers: headers, body: body)
+            }
+            // The client's own head starts with `Host: localhost`: write this one whole.
+            var head = "\(method) \(target) HTTP/1.1\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
+            try client.send(Array((head + "\r\n").utf8) + body)
+            return try client.readResponse(headOnly: method == "HEAD")
+        }
         return MockAnswer(live: raw, method: method)
     }
 

@@ -73,3 +73,12 @@ extension RawHTTPResponse: HTTPAnswer {}
 func assertStatus(_ response: some HTTPAnswer, _ status: Int, _ message: String = "", file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, status, message.isEmpty ? response.text : "\(message): \(response.text)", file: file, line: line)
 }
+
+/// Fails unless `response` is exactly this status, these header lines (framing aside) in this
+/// order, and this body: what the wire carries but for the status line's reason and the framing.
+func assertAnswer(_ response: MockAnswer, _ status: Int, headers: [String], body: String, _ message: String = "",
+                  file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertEqual(response.status, status, message, file: file, line: line)
+    XCTAssertEqual(response.headers.fields.map { "\($0.name): \($0.value)" }, headers, message, file: file, line: line)
+    XCTAssertEqual(response.text, body, message, file: file, line: line)
+}

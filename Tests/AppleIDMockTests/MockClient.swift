@@ -18,7 +18,8 @@ protocol MockClient: Sendable {
     var mode: MockMode { get }
 
     /// The answer to `method target` with `headers` and `body`; like the raw-socket client, a
-    /// request carries `Host: localhost`, and a POST or a body its `Content-Length`.
+    /// request carries `Host: localhost` (unless `headers` name another), and a POST or a body
+    /// its `Content-Length`.
     func respond(_ method: String, _ target: String, headers: [(String, String)], body: [UInt8]) async throws -> MockAnswer
 
     /// Ends the mock (its teardown block calls this).

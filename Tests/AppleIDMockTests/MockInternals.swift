@@ -25,13 +25,21 @@ func runTick(_ client: any MockClient) {
     _ = domain(of: client).state.tick()
 }
 
-/// Suspends until at least one long-poll of `/__mock/events` is parked in the mock, so that what
-/// the test does next has to wake it (nothing on the wire says a reader is waiting); fails the
-/// test after `seconds`.
-func untilEventReaderWaits(_ client: any MockClient, seconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) async throws {
-    let state = domain(of: client).state
+/// How many events the mock keeps (older ones are counted as missed by a reader far behind).
+let eventLogCapacity = MockState.eventCapacity
+
+/// Suspends until `feedReaders` long-polls of `/__mock/events` and `notificationReaders` of
+/// `/__mock/notifications` are parked in the mock, so that what the test does next has to wake
+/// them (nothing on the wire says a reader waits); fails the test after `seconds`.
+func untilFeedReadersWait(_ client: any MockClient, _ feedReaders: Int = 1, notificationReaders: Int = 0, seconds: Double = 10,
+                          file: StaticString = #filePath, line: UInt = #line) async throws {
+    let (state, deliverer): (MockState, NotificationDeliverer) = switch client {
+    case let memory as InMemoryClient: (memory.mock.domain.state, memory.mock.notifications)
+    case let live as LiveClient: (live.server.domain.state, live.server.notifications)
+    default: preconditionFailure("no mock behind \(type(of: client))")
+    }
     let deadline = ContinuousClock.now + .seconds(seconds)
-    while state.waitingReaders == 0 {
+    while state.waitingReaders < feedReaders || deliverer.waitingReaders < notificationReaders {
         guard ContinuousClock.now < deadline else { return XCTFail("no reader parked within \(seconds) s", file: file, line: line) }
         try await Task.sleep(for: .milliseconds(2))
     }
