@@ -94,8 +94,8 @@ final class AuthorizeErrorTests: XCTestCase {
         try await assertRefused(mock, with("redirect_uri", nil), message: Self.unsupported)
         // Omitted response_mode defaults to query (§1.2 [U]).
         try await assertAccepted(mock, with("response_mode", nil))
-        let value = hiddenFields(try await mock.authorizePage(with("response_mode", nil)).text).contains { $0 == ("response_mode", "query") }
-        XCTAssertTrue(value)
+        let keepsQueryMode = hiddenFields(try await mock.authorizePage(with("response_mode", nil)).text).contains { $0 == ("response_mode", "query") }
+        XCTAssertTrue(keepsQueryMode)
     }
 
     func testAuthorize_RefusesBadPKCE_AcceptsS256AndPlain() async throws {
@@ -133,12 +133,12 @@ final class AuthorizeErrorTests: XCTestCase {
         XCTAssertEqual(response.headers["Cache-Control"], "no-store")
         XCTAssertEqual(response.headers["Pragma"], "no-cache")
         XCTAssertNil(response.headers["Location"])
-        let value = try await mock.authorizePage(with("redirect_uri", "https://evil.example/cb")).text
-        XCTAssertEqual(value, #"{"error":"unauthorized_client"}"#)
-        let value2 = try await mock.authorizePage(valid.filter { $0.0 != "redirect_uri" }).text
-        XCTAssertEqual(value2, #"{"error":"unauthorized_client"}"#)
-        let value3 = try await mock.authorizePage(with("response_type", "token")).text
-        XCTAssertEqual(value3, #"{"error":"invalid_request"}"#)
+        var page = try await mock.authorizePage(with("redirect_uri", "https://evil.example/cb")).text
+        XCTAssertEqual(page, #"{"error":"unauthorized_client"}"#)
+        page = try await mock.authorizePage(valid.filter { $0.0 != "redirect_uri" }).text
+        XCTAssertEqual(page, #"{"error":"unauthorized_client"}"#)
+        page = try await mock.authorizePage(with("response_type", "token")).text
+        XCTAssertEqual(page, #"{"error":"invalid_request"}"#)
         let scope = try await mock.authorizePage(with("scope", "profile"))
         XCTAssertEqual(scope.status, 400)
         XCTAssertEqual(scope.text, #"{"error":"invalid_scope"}"#)

@@ -304,12 +304,12 @@ final class ControlRoutesTests: XCTestCase {
         let kid = try XCTUnwrap(try jsonObject(generated.body)["kid"]?.stringValue)
         XCTAssertTrue(matches(kid, "^[A-Za-z0-9]{10}$"), kid)
         XCTAssertEqual(generated.text, #"{"kid":"\#(kid)","state":"published"}"#)
-        let value = try await publishedKids(mock)
-        XCTAssertEqual(value, (Self.initialKeys + ["Custom1", kid]).sorted())
-        let value2 = try await keyState(mock, "Custom1")
-        XCTAssertEqual(value2, "published")
-        let value3 = try CompactJWS.parse(try await mintIDToken(mock)).keyID
-        XCTAssertEqual(value3, "W2ek7HdPaL")
+        let kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, (Self.initialKeys + ["Custom1", kid]).sorted())
+        let keyState = try await keyState(mock, "Custom1")
+        XCTAssertEqual(keyState, "published")
+        let mintedKid = try CompactJWS.parse(try await mintIDToken(mock)).keyID
+        XCTAssertEqual(mintedKid, "W2ek7HdPaL")
     }
 
     func testKeysRoute_PublishesASuppliedPEM_UnderANewKid() async throws {
@@ -322,8 +322,8 @@ final class ControlRoutesTests: XCTestCase {
         assertStatus(try await mock.postJSON("/__mock/keys/Copy1/activate", ""), 200)
         let token = try await mintIDToken(mock)
         XCTAssertEqual(try CompactJWS.parse(token).keyID, "Copy1")
-        let value = try await verifiesAgainstPublishedKeys(mock, token)
-        XCTAssertEqual(value, true)
+        let tokenVerifies = try await verifiesAgainstPublishedKeys(mock, token)
+        XCTAssertEqual(tokenVerifies, true)
     }
 
     func testKeysRoute_RefusesDuplicateBadKidAndBadPEM() async throws {
@@ -347,10 +347,10 @@ final class ControlRoutesTests: XCTestCase {
         let ec = try await mock.postJSON("/__mock/keys", jsonText(["kid": "Custom3", "pem": .string(ecKey)]))
         XCTAssertEqual(ec.status, 400)
         XCTAssertEqual(try jsonObject(ec.body)["field"], "pem")
-        let value = try await publishedKids(mock)
-        XCTAssertEqual(value, Self.initialKeys.sorted())
-        let value2 = try await keyList(mock)["keys"]?.arrayValue?.count
-        XCTAssertEqual(value2, 3)
+        let kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, Self.initialKeys.sorted())
+        let keyCount = try await keyList(mock)["keys"]?.arrayValue?.count
+        XCTAssertEqual(keyCount, 3)
     }
 
     func testKeysRoute_RotatePublishesAndActivatesAFreshKey_KeepingThePreviousPublished() async throws {
@@ -359,8 +359,8 @@ final class ControlRoutesTests: XCTestCase {
         let refused = try await mock.postJSON("/__mock/keys/rotate", #"{"kid":"Custom1"}"#)
         XCTAssertEqual(refused.status, 400)
         XCTAssertEqual(try jsonObject(refused.body)["field"], "kid")
-        let value = try await publishedKids(mock)
-        XCTAssertEqual(value, Self.initialKeys.sorted())
+        var kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, Self.initialKeys.sorted())
         let rotated = try await mock.postJSON("/__mock/keys/rotate", "")
         XCTAssertEqual(rotated.status, 200, rotated.text)
         let kid = try XCTUnwrap(try jsonObject(rotated.body)["kid"]?.stringValue)
@@ -368,14 +368,14 @@ final class ControlRoutesTests: XCTestCase {
         assertControl(rotated, 200, #"{"kid":"\#(kid)","previous":"W2ek7HdPaL","retired":[],"state":"active"}"#)
         let fetched = try jsonObject(try await mock.get("/__mock/health").body)["active_kid"]
         XCTAssertEqual(fetched, .string(kid))
-        let value2 = try await publishedKids(mock)
-        XCTAssertEqual(value2, (Self.initialKeys + [kid]).sorted())
-        let value3 = try await keyState(mock, "W2ek7HdPaL")
-        XCTAssertEqual(value3, "published")
+        kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, (Self.initialKeys + [kid]).sorted())
+        let keyState = try await keyState(mock, "W2ek7HdPaL")
+        XCTAssertEqual(keyState, "published")
         let token = try await mintIDToken(mock)
         XCTAssertEqual(try CompactJWS.parse(token).keyID, kid)
-        let value4 = try await verifiesAgainstPublishedKeys(mock, token)
-        XCTAssertEqual(value4, true)
+        let tokenVerifies = try await verifiesAgainstPublishedKeys(mock, token)
+        XCTAssertEqual(tokenVerifies, true)
     }
 
     func testKeysRoute_ActivateRefusesUnknownAndRetiredKids_AndOtherMethods() async throws {
@@ -403,13 +403,13 @@ final class ControlRoutesTests: XCTestCase {
         let get = try await mock.get("/__mock/keys/Ymq4vB9xTz")
         assertControl(get, 405, #"{"error":"method not allowed (allowed: DELETE)","field":null}"#)
         XCTAssertEqual(get.headers["Allow"], "DELETE")
-        let value = try await publishedKids(mock)
-        XCTAssertEqual(value, Self.initialKeys.sorted())
+        var kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, Self.initialKeys.sorted())
         // Twins: a published key that does not sign is retired; retiring it again is a conflict.
         assertControl(try await send(mock, "DELETE", "/__mock/keys/Ymq4vB9xTz"), 200, #"{"kid":"Ymq4vB9xTz","state":"retired"}"#)
         assertControl(try await send(mock, "DELETE", "/__mock/keys/Ymq4vB9xTz"), 409, #"{"error":"the key is retired","field":"kid","kid":"Ymq4vB9xTz"}"#)
-        let value2 = try await publishedKids(mock)
-        XCTAssertEqual(value2, ["W2ek7HdPaL", "r8TcNf3QsJ"])
+        kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, ["W2ek7HdPaL", "r8TcNf3QsJ"])
     }
 
     func testKeysRoute_AfterDelete_TheKidIsGoneAndTokensItSignedFindNoKey() async throws {
@@ -419,17 +419,17 @@ final class ControlRoutesTests: XCTestCase {
         assertStatus(try await mock.postJSON("/__mock/keys/rotate", ""), 200)
         let new = try await mintIDToken(mock)
         // While published, the old key still verifies what it signed.
-        let value = try await verifiesAgainstPublishedKeys(mock, old)
-        XCTAssertEqual(value, true)
+        var oldVerifies = try await verifiesAgainstPublishedKeys(mock, old)
+        XCTAssertEqual(oldVerifies, true)
         assertControl(try await send(mock, "DELETE", "/__mock/keys/W2ek7HdPaL"), 200, #"{"kid":"W2ek7HdPaL","state":"retired"}"#)
-        let value2 = try await publishedKids(mock).contains("W2ek7HdPaL")
-        XCTAssertFalse(value2)
-        let value3 = try await verifiesAgainstPublishedKeys(mock, old)
-        XCTAssertNil(value3)
-        let value4 = try await verifiesAgainstPublishedKeys(mock, new)
-        XCTAssertEqual(value4, true)
-        let value5 = try await keyState(mock, "W2ek7HdPaL")
-        XCTAssertEqual(value5, "retired")
+        let stillPublished = try await publishedKids(mock).contains("W2ek7HdPaL")
+        XCTAssertFalse(stillPublished)
+        oldVerifies = try await verifiesAgainstPublishedKeys(mock, old)
+        XCTAssertNil(oldVerifies)
+        let newVerifies = try await verifiesAgainstPublishedKeys(mock, new)
+        XCTAssertEqual(newVerifies, true)
+        let keyState = try await keyState(mock, "W2ek7HdPaL")
+        XCTAssertEqual(keyState, "retired")
     }
 
     // MARK: - /__mock/users
@@ -575,10 +575,10 @@ final class ControlRoutesTests: XCTestCase {
         // The clock and the keys are back.
         let fetched = try jsonObject(try await mock.get("/__mock/clock").body)["epoch"]
         XCTAssertEqual(fetched, .int(frozenNow))
-        let value = try await publishedKids(mock)
-        XCTAssertEqual(value, Self.initialKeys.sorted())
-        let value2 = try await keyList(mock)["keys"]?.arrayValue?.count
-        XCTAssertEqual(value2, 3)
+        let kids = try await publishedKids(mock)
+        XCTAssertEqual(kids, Self.initialKeys.sorted())
+        let keyCount = try await keyList(mock)["keys"]?.arrayValue?.count
+        XCTAssertEqual(keyCount, 3)
         // Consents are gone: alice authorizes for the first time again, and what is issued now works.
         let again = try await mock.headlessAuthorize()
         XCTAssertNotNil(again["user"])
@@ -667,10 +667,10 @@ final class ControlRoutesTests: XCTestCase {
         }
         let now = try await mock.now()
         XCTAssertEqual(now, frozenNow + 1, "neither moved nor reset")
-        let value = try await keyList(mock)["keys"]?.arrayValue?.count
-        XCTAssertEqual(value, 3)
-        let value2 = try await keyState(mock, "r8TcNf3QsJ")
-        XCTAssertEqual(value2, "published")
+        let keyCount = try await keyList(mock)["keys"]?.arrayValue?.count
+        XCTAssertEqual(keyCount, 3)
+        let keyState = try await keyState(mock, "r8TcNf3QsJ")
+        XCTAssertEqual(keyState, "published")
         let fetched = try jsonObject(try await mock.get("/__mock/health").body)["active_kid"]
         XCTAssertEqual(fetched, "W2ek7HdPaL")
         let fetched2 = try await mock.get("/__mock/users")

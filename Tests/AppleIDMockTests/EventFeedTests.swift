@@ -14,8 +14,8 @@ final class EventFeedTests: XCTestCase {
 
     func testFeed_ListsASignInAndAnExchange_InOrder_WithTheirFields() async throws {
         let mock = try frozenClient()
-        let value = try await feed(mock).events.count
-        XCTAssertEqual(value, 0, "nothing happened yet")
+        var eventCount = try await feed(mock).events.count
+        XCTAssertEqual(eventCount, 0, "nothing happened yet")
         let fields = try await mock.headlessAuthorize()
         let code = try XCTUnwrap(fields["code"])
         let exchanged = try await mock.postForm("/auth/token", [("client_id", "com.example.web"), ("client_secret", try await mock.secret()),
@@ -34,14 +34,14 @@ final class EventFeedTests: XCTestCase {
         XCTAssertEqual(events[0]["at"], .int(frozenNow))
         XCTAssertEqual(events[0]["time"], .string(String(RFC3339.format(frozenNow).dropLast()) + ".000Z"))
         // after= and type= select; the twin: a filter that matches nothing lists nothing.
-        let value2 = try await feed(mock, "?after=2").events.map { $0["type"]?.stringValue }
-        XCTAssertEqual(value2, ["code-redeemed", "tokens-issued"])
-        let value3 = try await feed(mock, "?type=code-issued,code-redeemed").events.map { $0["sequence"]?.intValue }
-        XCTAssertEqual(value3, [2, 3])
-        let value4 = try await feed(mock, "?type=reset").events.count
-        XCTAssertEqual(value4, 0)
-        let value5 = try await feed(mock, "?limit=1").events.map { $0["sequence"]?.intValue }
-        XCTAssertEqual(value5, [1])
+        let types = try await feed(mock, "?after=2").events.map { $0["type"]?.stringValue }
+        XCTAssertEqual(types, ["code-redeemed", "tokens-issued"])
+        var sequences = try await feed(mock, "?type=code-issued,code-redeemed").events.map { $0["sequence"]?.intValue }
+        XCTAssertEqual(sequences, [2, 3])
+        eventCount = try await feed(mock, "?type=reset").events.count
+        XCTAssertEqual(eventCount, 0)
+        sequences = try await feed(mock, "?limit=1").events.map { $0["sequence"]?.intValue }
+        XCTAssertEqual(sequences, [1])
     }
 
     func testFeed_Wait_ReturnsAsSoonAsAnEventLands() async throws {
@@ -77,8 +77,8 @@ final class EventFeedTests: XCTestCase {
         XCTAssertEqual(missed, 5)
         XCTAssertEqual(events.map { $0["sequence"]?.intValue }, [6, 7])
         // The twin: a reader that kept up misses nothing.
-        let value = try await feed(mock, "?after=10000").missed
-        XCTAssertEqual(value, 0)
+        let keptUp = try await feed(mock, "?after=10000").missed
+        XCTAssertEqual(keptUp, 0)
     }
 
     func testFeed_RefusesBadParameters_NamingTheField() async throws {

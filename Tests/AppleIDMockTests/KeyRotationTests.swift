@@ -103,19 +103,19 @@ final class KeyRotationTests: XCTestCase {
         let mock = try startRotatingMock()
         let day = Self.day
         // At start: the scenario's three keys, W2ek7HdPaL signing.
-        let value = try await published(mock)
-        XCTAssertEqual(value, Self.initialKeys.sorted())
-        let value2 = try await healthKid(mock)
-        XCTAssertEqual(value2, "W2ek7HdPaL")
+        var publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, Self.initialKeys.sorted())
+        var activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, "W2ek7HdPaL")
         let posted = try await mock.postJSON("/__mock/id-token", #"{"user":"alice"}"#)
         let startToken = try XCTUnwrap(try jsonObject(posted.body)["id_token"]?.stringValue)
 
         // every − publish_ahead: a fourth key appears, not signing.
         try await moveTo(mock, 23 * day - 1)
-        let value3 = try await listed(mock).count
-        XCTAssertEqual(value3, 3)
-        let value4 = try await published(mock)
-        XCTAssertEqual(value4, Self.initialKeys.sorted())
+        let listedCount = try await listed(mock).count
+        XCTAssertEqual(listedCount, 3)
+        publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, Self.initialKeys.sorted())
         var sequence = try await lastSequence(mock)
         try await moveTo(mock, 23 * day)
         let keys = try await listed(mock)
@@ -125,31 +125,31 @@ final class KeyRotationTests: XCTestCase {
         XCTAssertEqual(keys.last, Listed(kid: next, state: "published", publishedAt: at(23 * day), activatedAt: nil, retiredAt: nil))
         let published23 = try await events(mock, after: sequence)
         XCTAssertEqual(published23.map(\.type), ["key-published"])
-        let value5 = try await published(mock)
-        XCTAssertEqual(value5, (Self.initialKeys + [next]).sorted())
-        let value6 = try await healthKid(mock)
-        XCTAssertEqual(value6, "W2ek7HdPaL")
-        let value7 = try await signingKid(mock)
-        XCTAssertEqual(value7, "W2ek7HdPaL")
+        publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, (Self.initialKeys + [next]).sorted())
+        activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, "W2ek7HdPaL")
+        var signer = try await signingKid(mock)
+        XCTAssertEqual(signer, "W2ek7HdPaL")
 
         // every: it signs; the old keys stay published.
         try await moveTo(mock, 30 * day - 1)
-        let value8 = try await healthKid(mock)
-        XCTAssertEqual(value8, "W2ek7HdPaL")
-        let value9 = try await signingKid(mock)
-        XCTAssertEqual(value9, "W2ek7HdPaL")
+        activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, "W2ek7HdPaL")
+        signer = try await signingKid(mock)
+        XCTAssertEqual(signer, "W2ek7HdPaL")
         sequence = try await lastSequence(mock)
         try await moveTo(mock, 30 * day)
         let activated30 = try await events(mock, after: sequence)
         XCTAssertEqual(activated30, [Event(type: "key-activated", kid: next, at: frozenNow + 30 * day)])
-        let value10 = try await healthKid(mock)
-        XCTAssertEqual(value10, next)
-        let value11 = try await signingKid(mock)
-        XCTAssertEqual(value11, next)
-        let value12 = try await published(mock)
-        XCTAssertEqual(value12, (Self.initialKeys + [next]).sorted())
-        let value13 = try await listed(mock)
-        XCTAssertEqual(value13, [
+        activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, next)
+        signer = try await signingKid(mock)
+        XCTAssertEqual(signer, next)
+        publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, (Self.initialKeys + [next]).sorted())
+        let listedKeys = try await listed(mock)
+        XCTAssertEqual(listedKeys, [
             Listed(kid: "W2ek7HdPaL", state: "published", publishedAt: at(0), activatedAt: at(0), retiredAt: nil),
             Listed(kid: "Ymq4vB9xTz", state: "published", publishedAt: at(0), activatedAt: nil, retiredAt: nil),
             Listed(kid: "r8TcNf3QsJ", state: "published", publishedAt: at(0), activatedAt: nil, retiredAt: nil),
@@ -160,34 +160,34 @@ final class KeyRotationTests: XCTestCase {
 
         // every + retire_after: the previous signer and the other initial keys leave /auth/keys.
         try await moveTo(mock, 44 * day - 1)
-        let value14 = try await published(mock)
-        XCTAssertEqual(value14, (Self.initialKeys + [next]).sorted())
+        publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, (Self.initialKeys + [next]).sorted())
         sequence = try await lastSequence(mock)
         try await moveTo(mock, 44 * day)
         let retired44 = try await events(mock, after: sequence)
         XCTAssertEqual(Set(retired44.compactMap { $0.type == "key-retired" && $0.at == frozenNow + 44 * day ? $0.kid : nil }), Set(Self.initialKeys))
         XCTAssertEqual(retired44.count, 3)
-        let value15 = try await published(mock)
-        XCTAssertEqual(value15, [next])
-        let value16 = try await listed(mock).prefix(3).map(\.state)
-        XCTAssertEqual(value16, ["retired", "retired", "retired"])
-        let value17 = try await listed(mock).prefix(3).map(\.retiredAt)
-        XCTAssertEqual(value17, [at(44 * day), at(44 * day), at(44 * day)])
-        let value18 = try await healthKid(mock)
-        XCTAssertEqual(value18, next)
+        publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, [next])
+        let firstStates = try await listed(mock).prefix(3).map(\.state)
+        XCTAssertEqual(firstStates, ["retired", "retired", "retired"])
+        let firstRetiredAt = try await listed(mock).prefix(3).map(\.retiredAt)
+        XCTAssertEqual(firstRetiredAt, [at(44 * day), at(44 * day), at(44 * day)])
+        activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, next)
         let startKid = try XCTUnwrap(try CompactJWS.parse(startToken).keyID)
         let afterRetirement = try await mock.publishedKeys()
         XCTAssertNil(afterRetirement.key(withID: startKid), "a token signed at start finds no key")
 
         // The next step repeats the pattern: published at 2·every − publish_ahead.
         try await moveTo(mock, 53 * day - 1)
-        let value19 = try await published(mock)
-        XCTAssertEqual(value19, [next])
+        publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, [next])
         try await moveTo(mock, 53 * day)
-        let value20 = try await published(mock).count
-        XCTAssertEqual(value20, 2)
-        let value21 = try await signingKid(mock)
-        XCTAssertEqual(value21, next)
+        let publishedCount = try await published(mock).count
+        XCTAssertEqual(publishedCount, 2)
+        signer = try await signingKid(mock)
+        XCTAssertEqual(signer, next)
     }
 
     func testRotation_YearJump_PublishesAtMostThePatternsKeysAtOnce() async throws {
@@ -199,19 +199,19 @@ final class KeyRotationTests: XCTestCase {
         XCTAssertEqual(keys.count, 3 + 2)
         XCTAssertEqual(keys.prefix(3).map(\.state), ["retired", "retired", "retired"])
         XCTAssertEqual(keys.suffix(2).map(\.state), ["published", "active"])
-        let value = try await published(mock)
-        XCTAssertEqual(value, keys.suffix(2).map(\.kid).sorted())
-        let value2 = try await published(mock).count
-        XCTAssertLessThanOrEqual(value2, Self.monthly.publishedAtOnce)
-        let value3 = try await signingKid(mock)
-        XCTAssertEqual(value3, keys.last?.kid)
+        let publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, keys.suffix(2).map(\.kid).sorted())
+        var publishedCount = try await published(mock).count
+        XCTAssertLessThanOrEqual(publishedCount, Self.monthly.publishedAtOnce)
+        let signer = try await signingKid(mock)
+        XCTAssertEqual(signer, keys.last?.kid)
         // Another year: still bounded, the previous ones retired.
         try await moveTo(mock, 730 * Self.day)
         let later = try await listed(mock)
         XCTAssertEqual(later.count, 5 + 2)
         XCTAssertEqual(later.filter { $0.state != "retired" }.map(\.kid), later.suffix(2).map(\.kid))
-        let value4 = try await published(mock).count
-        XCTAssertLessThanOrEqual(value4, Self.monthly.publishedAtOnce)
+        publishedCount = try await published(mock).count
+        XCTAssertLessThanOrEqual(publishedCount, Self.monthly.publishedAtOnce)
     }
 
     func testRotation_YearJump_WithADailyPattern_PublishesOnlyTheLiveSteps() async throws {
@@ -229,10 +229,10 @@ final class KeyRotationTests: XCTestCase {
         XCTAssertEqual(keys.suffix(5).map(\.state), ["published", "published", "published", "active", "published"])
         let kids = try await published(mock)
         XCTAssertEqual(kids.count, 5, "\(keys) \(kids)")
-        let value = try await published(mock).count
-        XCTAssertLessThanOrEqual(value, daily.publishedAtOnce)
-        let value2 = try await healthKid(mock)
-        XCTAssertEqual(value2, keys[keys.count - 2].kid)
+        let publishedCount = try await published(mock).count
+        XCTAssertLessThanOrEqual(publishedCount, daily.publishedAtOnce)
+        let activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, keys[keys.count - 2].kid)
     }
 
     func testRotation_MovingTheClockBack_DoesNotUndoARotation() async throws {
@@ -242,30 +242,30 @@ final class KeyRotationTests: XCTestCase {
         let signer = try XCTUnwrap(healthKidAnswer)
         XCTAssertNotEqual(signer, "W2ek7HdPaL")
         try await moveTo(mock, 0)
-        let value = try await healthKid(mock)
-        XCTAssertEqual(value, signer)
-        let value2 = try await published(mock).count
-        XCTAssertEqual(value2, 4)
-        let value3 = try await listed(mock).count
-        XCTAssertEqual(value3, 4)
+        var activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, signer)
+        var publishedCount = try await published(mock).count
+        XCTAssertEqual(publishedCount, 4)
+        let listedCount = try await listed(mock).count
+        XCTAssertEqual(listedCount, 4)
         // A reset, by contrast, starts the pattern over.
         assertStatus(try await mock.postJSON("/__mock/reset", ""), 200)
-        let value4 = try await healthKid(mock)
-        XCTAssertEqual(value4, "W2ek7HdPaL")
-        let value5 = try await published(mock)
-        XCTAssertEqual(value5, Self.initialKeys.sorted())
+        activeKid = try await healthKid(mock)
+        XCTAssertEqual(activeKid, "W2ek7HdPaL")
+        let publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, Self.initialKeys.sorted())
         try await moveTo(mock, 23 * Self.day)
-        let value6 = try await published(mock).count
-        XCTAssertEqual(value6, 4)
+        publishedCount = try await published(mock).count
+        XCTAssertEqual(publishedCount, 4)
     }
 
     func testRotation_WithoutAPattern_MovingTheClockChangesNoKeys() async throws {
         let mock = try frozenClient()
         try await moveTo(mock, 365 * Self.day)
-        let value = try await listed(mock).map(\.state)
-        XCTAssertEqual(value, ["active", "published", "published"])
-        let value2 = try await published(mock)
-        XCTAssertEqual(value2, Self.initialKeys.sorted())
+        let states = try await listed(mock).map(\.state)
+        XCTAssertEqual(states, ["active", "published", "published"])
+        let publishedKids = try await published(mock)
+        XCTAssertEqual(publishedKids, Self.initialKeys.sorted())
     }
 
     // MARK: - Scenario rules

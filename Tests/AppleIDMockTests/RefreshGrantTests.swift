@@ -49,8 +49,8 @@ final class RefreshGrantTests: XCTestCase {
         let token = try await refreshToken(mock)
         try assertTokenAnswer(try await mock.refresh(token), keys: ["access_token", "token_type", "expires_in"])
         // The code exchange itself still returns an id_token.
-        let value = try await mock.webTokens(user: "bob")["id_token"]
-        XCTAssertNotNil(value)
+        let bobsIDToken = try await mock.webTokens(user: "bob")["id_token"]
+        XCTAssertNotNil(bobsIDToken)
     }
 
     func testRefresh_ReturnsInvalidGrant_ForAnotherClientsToken() async throws {
