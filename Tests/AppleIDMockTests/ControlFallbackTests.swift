@@ -14,8 +14,8 @@ final class ControlFallbackTests: XCTestCase {
         let body = #"{"error":"no control route at /__mock/nope","field":null}"#
         assertAnswer(try await send(mock, "GET", "/__mock/nope?x=1"), 404, headers: ["Content-Type: application/json"], body: body)
         // Under the per-key prefix too, where a path is no key route.
-        let sent2 = try await send(mock, "GET", "/__mock/keys/Ymq4vB9xTz/deactivate").text
-        XCTAssertEqual(sent2,
+        let keyRouteBody = try await send(mock, "GET", "/__mock/keys/Ymq4vB9xTz/deactivate").text
+        XCTAssertEqual(keyRouteBody,
                        #"{"error":"no control route at /__mock/keys/Ymq4vB9xTz/deactivate","field":null}"#)
         // Twin: a routed control path answers.
         assertStatus(try await send(mock, "GET", "/__mock/clock"), 200)

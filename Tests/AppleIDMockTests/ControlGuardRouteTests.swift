@@ -28,16 +28,16 @@ final class ControlGuardRouteTests: XCTestCase {
         XCTAssertEqual(keyState, "published")
         let fetched = try jsonObject(try await mock.get("/__mock/health").body)["active_kid"]
         XCTAssertEqual(fetched, "W2ek7HdPaL")
-        let fetched2 = try await mock.get("/__mock/users")
-        let users = try XCTUnwrap(try jsonObject(fetched2.body)["users"]?.arrayValue)
+        let listed = try await mock.get("/__mock/users")
+        let users = try XCTUnwrap(try jsonObject(listed.body)["users"]?.arrayValue)
         XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", "carol"], "mallory was not added")
         // A cross-site Origin and a text/plain body are refused too.
         let crossSite = try await mock.send("POST", "/__mock/reset", headers: [("Origin", "https://attacker.example")])
         assertControl(crossSite, 403, #"{"error":"cross-origin requests to the control API are refused","field":"Origin"}"#)
         let plain = try await mock.send("POST", "/__mock/clock", headers: [("Content-Type", "text/plain")], body: Array(#"{"advance":60}"#.utf8))
         assertControl(plain, 415, #"{"error":"expected Content-Type: application/json","field":"Content-Type"}"#)
-        let now2 = try await mock.now()
-        XCTAssertEqual(now2, frozenNow + 1)
+        let afterOriginAndType = try await mock.now()
+        XCTAssertEqual(afterOriginAndType, frozenNow + 1)
         // Twins: the same requests under an IP literal are served.
         let port = 8080
         assertStatus(try await controlRequest(mock, "GET", "/__mock/clock", host: "127.0.0.1:\(port)"), 200)
@@ -45,7 +45,7 @@ final class ControlGuardRouteTests: XCTestCase {
         assertStatus(try await controlRequest(mock, "DELETE", "/__mock/keys/r8TcNf3QsJ", host: "127.0.0.1:\(port)"), 200)
         assertStatus(try await controlRequest(mock, "POST", "/__mock/users", host: "127.0.0.1:\(port)", body: #"{"id":"mallory","email":"m@example.com"}"#), 201)
         assertStatus(try await controlRequest(mock, "POST", "/__mock/reset", host: "127.0.0.1:\(port)"), 200)
-        let now3 = try await mock.now()
-        XCTAssertEqual(now3, frozenNow)
+        let afterReset = try await mock.now()
+        XCTAssertEqual(afterReset, frozenNow)
     }
 }

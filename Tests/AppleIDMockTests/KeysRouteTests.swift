@@ -120,8 +120,8 @@ final class KeysRouteTests: XCTestCase {
         XCTAssertEqual(fetched, "W2ek7HdPaL")
         // Twin: a published kid activates.
         assertControl(try await mock.postJSON("/__mock/keys/Ymq4vB9xTz/activate", ""), 200, #"{"kid":"Ymq4vB9xTz","state":"active"}"#)
-        let fetched2 = try jsonObject(try await mock.get("/__mock/health").body)["active_kid"]
-        XCTAssertEqual(fetched2, "Ymq4vB9xTz")
+        let activeKid = try jsonObject(try await mock.get("/__mock/health").body)["active_kid"]
+        XCTAssertEqual(activeKid, "Ymq4vB9xTz")
     }
 
     func testKeysRoute_DeleteRefusesTheSigningKeyAndUnknownKids_AndAnswers405ToGet() async throws {

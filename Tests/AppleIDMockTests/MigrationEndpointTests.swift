@@ -136,8 +136,8 @@ final class MigrationEndpointTests: XCTestCase {
 
         // Before any transfer, alice's id_tokens in team B carry no transfer_sub (twin).
         let alice = try jsonObject(try await mock.nativeSignIn(user: "alice", clientID: Self.teamBApp).body)
-        let claims2 = try await mock.verifiedClaims(alice["identityToken"]?.stringValue)["transfer_sub"]
-        XCTAssertNil(claims2)
+        let aliceTransfer = try await mock.verifiedClaims(alice["identityToken"]?.stringValue)["transfer_sub"]
+        XCTAssertNil(aliceTransfer)
 
         let signIn = try jsonObject(try await mock.nativeSignIn(user: "bob", clientID: Self.teamBApp, nonce: "b-1").body)
         let code = try XCTUnwrap(signIn["authorizationCode"]?.stringValue)
@@ -149,19 +149,19 @@ final class MigrationEndpointTests: XCTestCase {
         // The code exchange at team B carries it too.
         let exchanged = try assertTokenAnswer(try await mock.redeem(code, clientID: Self.teamBApp, redirectURI: nil, secret: try await teamBSecret(mock)),
                                               keys: ["access_token", "token_type", "expires_in", "refresh_token", "id_token"])
-        let claims3 = try await mock.verifiedClaims(exchanged["id_token"]?.stringValue)["transfer_sub"]
-        XCTAssertEqual(claims3, .string(transfer))
+        let exchangedTransfer = try await mock.verifiedClaims(exchanged["id_token"]?.stringValue)["transfer_sub"]
+        XCTAssertEqual(exchangedTransfer, .string(transfer))
         let refreshToken = try XCTUnwrap(exchanged["refresh_token"]?.stringValue)
         // Team A's own tokens never do.
         let teamA = try jsonObject(try await mock.nativeSignIn(user: "bob", clientID: "com.example.app").body)
-        let claims4 = try await mock.verifiedClaims(teamA["identityToken"]?.stringValue)["transfer_sub"]
-        XCTAssertNil(claims4)
+        let teamATransfer = try await mock.verifiedClaims(teamA["identityToken"]?.stringValue)["transfer_sub"]
+        XCTAssertNil(teamATransfer)
 
         // Last second of the window: still there, and redeemable.
         try await mock.advanceClock(by: Self.window - 1)
         let late = try jsonObject(try await mock.nativeSignIn(user: "bob", clientID: Self.teamBApp).body)
-        let claims5 = try await mock.verifiedClaims(late["identityToken"]?.stringValue)["transfer_sub"]
-        XCTAssertEqual(claims5, .string(transfer))
+        let lateTransfer = try await mock.verifiedClaims(late["identityToken"]?.stringValue)["transfer_sub"]
+        XCTAssertEqual(lateTransfer, .string(transfer))
         assertStatus(try await redeemTransfer(mock, transfer, bearer: try await teamBToken(mock)), 200)
 
         // Window over: the claim is gone and the endpoint refuses.
@@ -172,8 +172,8 @@ final class MigrationEndpointTests: XCTestCase {
         XCTAssertEqual(afterClaims["sub"], .string(teamSub("bob", team: Self.teamB)))
         let refreshed = try await mock.postForm("/auth/token", [("client_id", Self.teamBApp), ("client_secret", try await teamBSecret(mock)),
                                                             ("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
-        let claims6 = try await mock.verifiedClaims(try jsonObject(refreshed.body)["id_token"]?.stringValue)["transfer_sub"]
-        XCTAssertNil(claims6)
+        let refreshedTransfer = try await mock.verifiedClaims(try jsonObject(refreshed.body)["id_token"]?.stringValue)["transfer_sub"]
+        XCTAssertNil(refreshedTransfer)
         assertAppleError(try await redeemTransfer(mock, transfer, bearer: try await teamBToken(mock)), #"{"error":"invalid_request"}"#)
     }
 

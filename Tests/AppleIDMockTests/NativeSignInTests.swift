@@ -49,8 +49,8 @@ final class NativeSignInTests: XCTestCase {
         // Twin: bob shares.
         let bob = try jsonObject(try await mock.nativeSignIn(user: "bob", hideEmail: false).body)
         XCTAssertEqual(bob["email"], "bob@example.com")
-        let claims2 = try await mock.verifiedClaims(bob["identityToken"]?.stringValue)["is_private_email"]
-        XCTAssertNil(claims2)
+        let bobPrivate = try await mock.verifiedClaims(bob["identityToken"]?.stringValue)["is_private_email"]
+        XCTAssertNil(bobPrivate)
     }
 
     func testNativeSignIn_OnlyRequestedScopes() async throws {

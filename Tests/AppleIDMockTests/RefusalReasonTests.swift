@@ -212,8 +212,8 @@ final class RefusalReasonTests: XCTestCase {
         let secret = try await debug.secret()
         _ = debugLog.take() // the clock read that minted it
         assertStatus(try await credentials(debug, secret: secret), 200)
-        let fetched2 = try await debug.get("/auth/keys")
-        XCTAssertEqual(fetched2.status, 200)
+        let keys = try await debug.get("/auth/keys")
+        XCTAssertEqual(keys.status, 200)
         assertStatus(try await credentials(debug, clientID: "com.example.app", secret: secret), 400)
         let fetched = try await debug.get("/nowhere")
         XCTAssertEqual(fetched.status, 404)

@@ -12,8 +12,8 @@ final class ResetRouteTests: XCTestCase {
         let authorized = try await mock.headlessAuthorize(user: id)["user"]
         XCTAssertNotNil(authorized)
         let pending = try await mock.webCode()
-        let tokens2 = try await mock.webTokens(user: "bob")
-        let refreshToken = try XCTUnwrap(tokens2["refresh_token"]?.stringValue)
+        let bobsTokens = try await mock.webTokens(user: "bob")
+        let refreshToken = try XCTUnwrap(bobsTokens["refresh_token"]?.stringValue)
         assertStatus(try await mock.postJSON("/__mock/keys/rotate", ""), 200)
         assertStatus(try await moveClock(mock, #"{"advance":120}"#), 200)
         // Refused twin: reset takes no fields, and resets nothing when refused.
@@ -25,8 +25,8 @@ final class ResetRouteTests: XCTestCase {
 
         assertControl(try await mock.postJSON("/__mock/reset", ""), 200, #"{"active_kid":"W2ek7HdPaL","now":"2023-11-14T22:13:20Z"}"#)
         // Users added at runtime are gone.
-        let fetched2 = try await mock.get("/__mock/users")
-        let users = try XCTUnwrap(try jsonObject(fetched2.body)["users"]?.arrayValue)
+        let listed = try await mock.get("/__mock/users")
+        let users = try XCTUnwrap(try jsonObject(listed.body)["users"]?.arrayValue)
         XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", "carol"])
         let signIn = try await mock.postJSON("/__mock/authorize", #"{"client_id":"com.example.web","redirect_uri":"\#(webRedirect)","response_type":"code","user":"\#(id)"}"#)
         assertControl(signIn, 400, #"{"apple_error":"invalid_request","error":"no user \"\#(id)\" in the scenario","field":"user"}"#)

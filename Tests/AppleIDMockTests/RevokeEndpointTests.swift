@@ -64,8 +64,8 @@ final class RevokeEndpointTests: XCTestCase {
 
     func testRevoke_AppToken_EndsTheGroupConsentForItsServicesIDToo() async throws {
         let mock = try frozenClient()
-        let tokens2 = try await mock.webTokens()
-        let web = try XCTUnwrap(tokens2["refresh_token"]?.stringValue)
+        let webTokens = try await mock.webTokens()
+        let web = try XCTUnwrap(webTokens["refresh_token"]?.stringValue)
         let signedIn = try await mock.nativeSignIn()
         let code = try XCTUnwrap(try jsonObject(signedIn.body)["authorizationCode"]?.stringValue)
         let redeemed = try await mock.redeem(code, clientID: "com.example.app", redirectURI: nil)
