@@ -112,6 +112,7 @@ final class FaultIncidentTests: XCTestCase {
                 configuration.scenario.compatibility.notificationRetryDelays = [0, 0]
                 configuration.notificationTransport = transport
             }
+            addTeardownBlock { await mock.stop() }
             if once { _ = try await incident(mock, #"{"incident":"notifications-once"}"#) }
             let signIn = await mock.postJSON("/__mock/sign-in", #"{"user":"alice","client_id":"com.example.app"}"#)
             XCTAssertEqual(signIn.status.code, 200)
@@ -122,7 +123,6 @@ final class FaultIncidentTests: XCTestCase {
             XCTAssertEqual(record.outcome, .failed)
             XCTAssertEqual(record.attempts.count, once ? 1 : 3, once ? "once" : "the twin retries twice")
             XCTAssertEqual(record.fault != nil, once)
-            await mock.stop()
         }
     }
 
