@@ -5,9 +5,10 @@ import MiniHTTP
 import MiniHTTPTesting
 import XCTest
 
-// Shared factories for the Sign in with Apple protocol tests: every helper talks to a live
-// mock over a real socket through `RawHTTPClient`, with everything defaulted
-// (house style rule 13).
+// Shared factories for the Sign in with Apple protocol tests, with everything defaulted (house
+// style rule 13). The `AppleIDMockServer` helpers here talk to a live mock over a real socket
+// through `RawHTTPClient` (the live suites); `MockClient+Apple.swift` has the same helpers over
+// `MockClient`, for either mode.
 
 /// The instant the protocol tests freeze the mock clock at.
 let frozenNow: Int64 = 1_700_000_000
