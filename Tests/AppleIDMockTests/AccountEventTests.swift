@@ -7,7 +7,8 @@ import Synchronization
 import XCTest
 
 /// Account events (apple-reference.md §7) as domain operations without a socket, their
-/// notifications through a deliverer with a scripted transport, and the control route's refusals.
+/// notifications through a deliverer with a scripted transport, and the control route's refusals
+/// in memory.
 final class AccountEventTests: XCTestCase {
     private func domain(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDDomain {
         var configuration = AppleIDMockConfiguration()
@@ -219,26 +220,28 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(transport.bodies, [])
     }
 
-    func testEventsRoute_AnswersBadInputNamingTheField() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        func post(_ body: String) throws -> RawHTTPResponse { try server.postJSON("/__mock/events", body) }
-        XCTAssertEqual(try post(#"{"type":"account-gone","user":"alice","client_id":"com.example.app"}"#).text,
+    func testEventsRoute_AnswersBadInputNamingTheField() async throws {
+        let mock = try frozenClient()
+        func post(_ body: String) async throws -> MockAnswer { try await mock.postJSON("/__mock/events", body) }
+        let unknownType = try await post(#"{"type":"account-gone","user":"alice","client_id":"com.example.app"}"#)
+        XCTAssertEqual(unknownType.text,
                        #"{"error":"expected \"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\" or \"email-enabled\"","field":"type"}"#)
-        let unknownUser = try post(#"{"type":"consent-revoked","user":"mallory","client_id":"com.example.app"}"#)
+        let unknownUser = try await post(#"{"type":"consent-revoked","user":"mallory","client_id":"com.example.app"}"#)
         XCTAssertEqual(unknownUser.status, 404)
         XCTAssertEqual(unknownUser.text, #"{"error":"no user \"mallory\"","field":"user"}"#)
-        XCTAssertEqual(try post(#"{"type":"consent-revoked","user":"alice","client_id":"com.nope"}"#).status, 404)
-        XCTAssertEqual(try post(#"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#).status, 409)
-        XCTAssertEqual(try post(#"{"type":"consent-revoked","user":"alice"}"#).text, #"{"error":"missing required field","field":"client_id"}"#)
-        _ = try server.nativeSignIn()
-        let accepted = try post(#"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#)
+        assertStatus(try await post(#"{"type":"consent-revoked","user":"alice","client_id":"com.nope"}"#), 404)
+        assertStatus(try await post(#"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#), 409)
+        let missing = try await post(#"{"type":"consent-revoked","user":"alice"}"#)
+        XCTAssertEqual(missing.text, #"{"error":"missing required field","field":"client_id"}"#)
+        _ = try await mock.nativeSignIn()
+        let accepted = try await post(#"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#)
         XCTAssertEqual(accepted.status, 202)
         XCTAssertEqual(accepted.text, #"{"notification":1,"notifications":[1],"type":"consent-revoked","user":"alice"}"#)
-        let log = try server.get("/__mock/notifications?after=0&wait=5")
+        let log = try await mock.get("/__mock/notifications?after=0&wait=5")
         XCTAssertEqual(try jsonObject(log.body)["notifications"]?.arrayValue?.first?.objectValue?["outcome"], "no_url")
-        XCTAssertEqual(try server.get("/__mock/notifications?wait=61").text, #"{"error":"expected seconds from 0 to 60","field":"wait"}"#)
-        XCTAssertEqual(try server.get("/__mock/notifications?after=x").status, 400)
+        let tooLong = try await mock.get("/__mock/notifications?wait=61")
+        XCTAssertEqual(tooLong.text, #"{"error":"expected seconds from 0 to 60","field":"wait"}"#)
+        assertStatus(try await mock.get("/__mock/notifications?after=x"), 400)
     }
 
     private func awaitSettled(_ deliverer: NotificationDeliverer) throws -> [NotificationRecord] {

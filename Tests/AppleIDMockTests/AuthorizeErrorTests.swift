@@ -1,7 +1,6 @@
 import AppleIDMock
 import JOSE
 import MiniHTTP
-import MiniHTTPTesting
 import XCTest
 
 /// `/auth/authorize` configuration errors (apple-reference.md §2.2): Apple's error page with a
@@ -26,159 +25,151 @@ final class AuthorizeErrorTests: XCTestCase {
         return parameters
     }
 
-    private func assertAccepted(_ server: AppleIDMockServer, _ parameters: [(String, String)], file: StaticString = #filePath, line: UInt = #line) throws {
-        let page = try server.authorizePage(parameters)
+    private func assertAccepted(_ mock: any MockClient, _ parameters: [(String, String)], file: StaticString = #filePath, line: UInt = #line) async throws {
+        let page = try await mock.authorizePage(parameters)
         XCTAssertEqual(page.status, 200, page.text, file: file, line: line)
         XCTAssertEqual(hiddenFields(page.text).first.map { "\($0.0)=\($0.1)" }, "client_id=com.example.web", file: file, line: line)
     }
 
-    private func assertRefused(_ server: AppleIDMockServer, _ parameters: [(String, String)], code: String = "invalid_request",
-                               message: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        assertAuthorizeErrorPage(try server.authorizePage(parameters), code: code, message: message, file: file, line: line)
+    private func assertRefused(_ mock: any MockClient, _ parameters: [(String, String)], code: String = "invalid_request",
+                               message: String, file: StaticString = #filePath, line: UInt = #line) async throws {
+        assertAuthorizeErrorPage(try await mock.authorizePage(parameters), code: code, message: message, file: file, line: line)
     }
 
-    func testAuthorize_RefusesUnknownClientAppIDAndUnregisteredRedirect_WithoutRedirecting() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        try assertAccepted(server, valid)
-        try assertAccepted(server, with("redirect_uri", otherWebRedirect))
-        try assertRefused(server, with("client_id", "com.example.nope"), message: Self.clientOrRedirect)
-        try assertRefused(server, with("client_id", "COM.EXAMPLE.WEB"), message: Self.clientOrRedirect) // case-sensitive (TN3107)
-        try assertRefused(server, with("client_id", nil), message: Self.clientOrRedirect)
-        try assertRefused(server, with("client_id", "com.example.app"), message: Self.clientOrRedirect) // an App ID is not a web client
-        try assertRefused(server, with("redirect_uri", "http://localhost:3000/callback/"), message: Self.clientOrRedirect)
-        try assertRefused(server, with("redirect_uri", "https://evil.example/callback"), message: Self.clientOrRedirect)
+    func testAuthorize_RefusesUnknownClientAppIDAndUnregisteredRedirect_WithoutRedirecting() async throws {
+        let mock = try frozenClient()
+        try await assertAccepted(mock, valid)
+        try await assertAccepted(mock, with("redirect_uri", otherWebRedirect))
+        try await assertRefused(mock, with("client_id", "com.example.nope"), message: Self.clientOrRedirect)
+        try await assertRefused(mock, with("client_id", "COM.EXAMPLE.WEB"), message: Self.clientOrRedirect) // case-sensitive (TN3107)
+        try await assertRefused(mock, with("client_id", nil), message: Self.clientOrRedirect)
+        try await assertRefused(mock, with("client_id", "com.example.app"), message: Self.clientOrRedirect) // an App ID is not a web client
+        try await assertRefused(mock, with("redirect_uri", "http://localhost:3000/callback/"), message: Self.clientOrRedirect)
+        try await assertRefused(mock, with("redirect_uri", "https://evil.example/callback"), message: Self.clientOrRedirect)
         // Errors are shown, never sent to the return URL, whatever the response_mode.
         for mode in ["query", "fragment", "form_post"] {
             let parameters = with("client_id", "com.example.nope").map { $0.0 == "response_mode" ? ($0.0, mode) : $0 }
-            let response = try server.authorizePage(parameters)
+            let response = try await mock.authorizePage(parameters)
             assertAuthorizeErrorPage(response, code: "invalid_request", message: Self.clientOrRedirect)
             XCTAssertFalse(response.text.contains(webRedirect), mode)
         }
     }
 
-    func testAuthorize_RefusesNameOrEmailScope_WhenResponseModeIsNotFormPost() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
+    func testAuthorize_RefusesNameOrEmailScope_WhenResponseModeIsNotFormPost() async throws {
+        let mock = try frozenClient()
         let message = "response_mode must be form_post when name or email scope is requested."
         for scope in ["name", "email", "name email", "openid email"] {
-            try assertRefused(server, with("scope", scope), message: message)
-            try assertRefused(server, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "fragment") : $0 }, message: message)
-            try assertAccepted(server, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "form_post") : $0 })
+            try await assertRefused(mock, with("scope", scope), message: message)
+            try await assertRefused(mock, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "fragment") : $0 }, message: message)
+            try await assertAccepted(mock, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "form_post") : $0 })
         }
         // openid alone does not force form_post (§1.2).
-        try assertAccepted(server, with("scope", "openid"))
+        try await assertAccepted(mock, with("scope", "openid"))
     }
 
-    func testAuthorize_RefusesIDTokenWithQueryMode_AcceptsFragmentAndFormPost() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        try assertRefused(server, with("response_type", "code id_token"),
+    func testAuthorize_RefusesIDTokenWithQueryMode_AcceptsFragmentAndFormPost() async throws {
+        let mock = try frozenClient()
+        try await assertRefused(mock, with("response_type", "code id_token"),
                           message: "response_mode must be fragment or form_post when id_token is requested.")
         for mode in ["fragment", "form_post"] {
-            try assertAccepted(server, with("response_type", "code id_token").map { $0.0 == "response_mode" ? ($0.0, mode) : $0 })
+            try await assertAccepted(mock, with("response_type", "code id_token").map { $0.0 == "response_mode" ? ($0.0, mode) : $0 })
         }
         // `id_token` alone is not supported (§1.2).
-        try assertRefused(server, with("response_type", "id_token").map { $0.0 == "response_mode" ? ($0.0, "fragment") : $0 },
+        try await assertRefused(mock, with("response_type", "id_token").map { $0.0 == "response_mode" ? ($0.0, "fragment") : $0 },
                           message: Self.unsupported)
     }
 
-    func testAuthorize_RefusesUnknownScope_WithInvalidScope() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        try assertRefused(server, with("scope", "openid profile"), code: "invalid_scope", message: Self.unsupported)
-        try assertRefused(server, with("scope", "user.migration"), code: "invalid_scope", message: Self.unsupported)
-        try assertAccepted(server, with("scope", "openid"))
+    func testAuthorize_RefusesUnknownScope_WithInvalidScope() async throws {
+        let mock = try frozenClient()
+        try await assertRefused(mock, with("scope", "openid profile"), code: "invalid_scope", message: Self.unsupported)
+        try await assertRefused(mock, with("scope", "user.migration"), code: "invalid_scope", message: Self.unsupported)
+        try await assertAccepted(mock, with("scope", "openid"))
     }
 
-    func testAuthorize_RefusesMissingOrUnknownResponseTypeAndMode() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        try assertRefused(server, with("response_type", nil), message: Self.unsupported)
-        try assertRefused(server, with("response_type", "token"), message: Self.unsupported)
-        try assertRefused(server, with("response_mode", "web_message"), message: Self.unsupported)
-        try assertRefused(server, with("redirect_uri", nil), message: Self.unsupported)
+    func testAuthorize_RefusesMissingOrUnknownResponseTypeAndMode() async throws {
+        let mock = try frozenClient()
+        try await assertRefused(mock, with("response_type", nil), message: Self.unsupported)
+        try await assertRefused(mock, with("response_type", "token"), message: Self.unsupported)
+        try await assertRefused(mock, with("response_mode", "web_message"), message: Self.unsupported)
+        try await assertRefused(mock, with("redirect_uri", nil), message: Self.unsupported)
         // Omitted response_mode defaults to query (§1.2 [U]).
-        try assertAccepted(server, with("response_mode", nil))
-        XCTAssertTrue(hiddenFields(try server.authorizePage(with("response_mode", nil)).text).contains { $0 == ("response_mode", "query") })
+        try await assertAccepted(mock, with("response_mode", nil))
+        let keepsQueryMode = hiddenFields(try await mock.authorizePage(with("response_mode", nil)).text).contains { $0 == ("response_mode", "query") }
+        XCTAssertTrue(keepsQueryMode)
     }
 
-    func testAuthorize_RefusesBadPKCE_AcceptsS256AndPlain() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
+    func testAuthorize_RefusesBadPKCE_AcceptsS256AndPlain() async throws {
+        let mock = try frozenClient()
         let challenge = Base64URL.encode(SHA256.hash(Array("a-verifier-that-is-long-enough-for-rfc-7636-xyz".utf8)))
-        try assertAccepted(server, with("code_challenge", challenge) + [("code_challenge_method", "S256")])
-        try assertAccepted(server, with("code_challenge", challenge) + [("code_challenge_method", "plain")])
-        try assertAccepted(server, with("code_challenge", challenge)) // method defaults to plain (RFC 7636 §4.3)
-        try assertRefused(server, with("code_challenge", challenge) + [("code_challenge_method", "S512")], message: Self.unsupported)
-        try assertRefused(server, with("code_challenge", challenge) + [("code_challenge_method", "s256")], message: Self.unsupported)
-        try assertRefused(server, with("code_challenge", "too-short") + [("code_challenge_method", "S256")], message: Self.unsupported)
-        try assertRefused(server, with("code_challenge_method", "S256"), message: Self.unsupported) // a method without a challenge
+        try await assertAccepted(mock, with("code_challenge", challenge) + [("code_challenge_method", "S256")])
+        try await assertAccepted(mock, with("code_challenge", challenge) + [("code_challenge_method", "plain")])
+        try await assertAccepted(mock, with("code_challenge", challenge)) // method defaults to plain (RFC 7636 §4.3)
+        try await assertRefused(mock, with("code_challenge", challenge) + [("code_challenge_method", "S512")], message: Self.unsupported)
+        try await assertRefused(mock, with("code_challenge", challenge) + [("code_challenge_method", "s256")], message: Self.unsupported)
+        try await assertRefused(mock, with("code_challenge", "too-short") + [("code_challenge_method", "S256")], message: Self.unsupported)
+        try await assertRefused(mock, with("code_challenge_method", "S256"), message: Self.unsupported) // a method without a challenge
     }
 
-    func testAuthorize_RefusesPlainPKCE_WhenPlainTurnedOff() throws {
-        let server = try startFrozenMock { $0.scenario.compatibility.pkcePlainAllowed = false }
-        defer { server.stop() }
+    func testAuthorize_RefusesPlainPKCE_WhenPlainTurnedOff() async throws {
+        let mock = try frozenClient { $0.scenario.compatibility.pkcePlainAllowed = false }
         let challenge = String(repeating: "p", count: 43)
-        try assertRefused(server, with("code_challenge", challenge) + [("code_challenge_method", "plain")], message: Self.unsupported)
-        try assertRefused(server, with("code_challenge", challenge), message: Self.unsupported) // implicit plain
-        try assertAccepted(server, with("code_challenge", challenge) + [("code_challenge_method", "S256")])
+        try await assertRefused(mock, with("code_challenge", challenge) + [("code_challenge_method", "plain")], message: Self.unsupported)
+        try await assertRefused(mock, with("code_challenge", challenge), message: Self.unsupported) // implicit plain
+        try await assertAccepted(mock, with("code_challenge", challenge) + [("code_challenge_method", "S256")])
     }
 
-    func testAuthorize_RefusesDuplicatedParameter() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        try assertRefused(server, valid + [("state", "again")], message: Self.unsupported)
-        try assertAccepted(server, valid + [("nonce", "once")])
+    func testAuthorize_RefusesDuplicatedParameter() async throws {
+        let mock = try frozenClient()
+        try await assertRefused(mock, valid + [("state", "again")], message: Self.unsupported)
+        try await assertAccepted(mock, valid + [("nonce", "once")])
     }
 
-    func testAuthorize_JSONErrorFormat_AnswersTN3107CodesAndHeaders() throws {
-        let server = try startFrozenMock { $0.scenario.compatibility.authorizeErrorFormat = .json }
-        defer { server.stop() }
-        let response = try server.authorizePage(with("client_id", "com.example.nope"))
+    func testAuthorize_JSONErrorFormat_AnswersTN3107CodesAndHeaders() async throws {
+        let mock = try frozenClient { $0.scenario.compatibility.authorizeErrorFormat = .json }
+        let response = try await mock.authorizePage(with("client_id", "com.example.nope"))
         XCTAssertEqual(response.status, 400)
         XCTAssertEqual(response.text, #"{"error":"invalid_client"}"#)
         XCTAssertEqual(response.headers["Content-Type"], "application/json;charset=UTF-8")
         XCTAssertEqual(response.headers["Cache-Control"], "no-store")
         XCTAssertEqual(response.headers["Pragma"], "no-cache")
         XCTAssertNil(response.headers["Location"])
-        XCTAssertEqual(try server.authorizePage(with("redirect_uri", "https://evil.example/cb")).text, #"{"error":"unauthorized_client"}"#)
-        XCTAssertEqual(try server.authorizePage(valid.filter { $0.0 != "redirect_uri" }).text, #"{"error":"unauthorized_client"}"#)
-        XCTAssertEqual(try server.authorizePage(with("response_type", "token")).text, #"{"error":"invalid_request"}"#)
-        let scope = try server.authorizePage(with("scope", "profile"))
+        var page = try await mock.authorizePage(with("redirect_uri", "https://evil.example/cb")).text
+        XCTAssertEqual(page, #"{"error":"unauthorized_client"}"#)
+        page = try await mock.authorizePage(valid.filter { $0.0 != "redirect_uri" }).text
+        XCTAssertEqual(page, #"{"error":"unauthorized_client"}"#)
+        page = try await mock.authorizePage(with("response_type", "token")).text
+        XCTAssertEqual(page, #"{"error":"invalid_request"}"#)
+        let scope = try await mock.authorizePage(with("scope", "profile"))
         XCTAssertEqual(scope.status, 400)
         XCTAssertEqual(scope.text, #"{"error":"invalid_scope"}"#)
         // Twin: a valid request still gets the consent page.
-        try assertAccepted(server, valid)
+        try await assertAccepted(mock, valid)
     }
 
-    func testAuthorize_StrictRedirectURIs_RefusesNonConformingReturnURLsPerRequest() throws {
-        let server = try startFrozenMock { configuration in
+    func testAuthorize_StrictRedirectURIs_RefusesNonConformingReturnURLsPerRequest() async throws {
+        let mock = try frozenClient { configuration in
             configuration.scenario.compatibility.strictRedirectURIs = true
             configuration.scenario.teams[0].clients[1].redirectURIs += ["https://10.0.0.1/cb", "https://app.example.com/cb#x"]
         }
-        defer { server.stop() }
         for uri in [webRedirect, "https://10.0.0.1/cb", "https://app.example.com/cb#x"] {
-            assertAuthorizeErrorPage(try server.authorizePage(with("redirect_uri", uri)), code: "invalid_request", message: "Invalid web redirect url.")
+            assertAuthorizeErrorPage(try await mock.authorizePage(with("redirect_uri", uri)), code: "invalid_request", message: "Invalid web redirect url.")
         }
-        try assertAccepted(server, with("redirect_uri", otherWebRedirect))
+        try await assertAccepted(mock, with("redirect_uri", otherWebRedirect))
         // Off (the default), the same localhost callback is fine.
-        let relaxed = try startFrozenMock()
-        defer { relaxed.stop() }
-        try assertAccepted(relaxed, with("redirect_uri", webRedirect))
+        let relaxed = try frozenClient()
+        try await assertAccepted(relaxed, with("redirect_uri", webRedirect))
     }
 
-    func testAuthorize_ConsentPost_RevalidatesTheRequest() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
+    func testAuthorize_ConsentPost_RevalidatesTheRequest() async throws {
+        let mock = try frozenClient()
         // A forged consent answer for an unregistered return URL is refused like the GET.
-        let forged = try server.postForm("/auth/authorize", with("redirect_uri", "https://evil.example/cb") + [("mock_user", "alice"), ("mock_action", "continue")])
+        let forged = try await mock.postForm("/auth/authorize", with("redirect_uri", "https://evil.example/cb") + [("mock_user", "alice"), ("mock_action", "continue")])
         assertAuthorizeErrorPage(forged, code: "invalid_request", message: Self.clientOrRedirect)
         // Unknown user on the consent answer.
-        let stranger = try server.postForm("/auth/authorize", valid + [("mock_user", "mallory"), ("mock_action", "continue")])
+        let stranger = try await mock.postForm("/auth/authorize", valid + [("mock_user", "mallory"), ("mock_action", "continue")])
         assertAuthorizeErrorPage(stranger, code: "invalid_request", message: #"no user "mallory" in the scenario"#)
         // Twin: the honest answer redirects.
-        let honest = try server.postForm("/auth/authorize", valid + [("mock_user", "alice"), ("mock_action", "continue")])
+        let honest = try await mock.postForm("/auth/authorize", valid + [("mock_user", "alice"), ("mock_action", "continue")])
         XCTAssertEqual(honest.status, 302)
         XCTAssertTrue(matches(honest.headers["Location"], #"^http://localhost:3000/callback\?code=c[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}&state=st$"#))
     }

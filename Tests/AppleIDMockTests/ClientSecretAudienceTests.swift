@@ -1,7 +1,6 @@
 import AppleIDMock
 import JOSE
 import MiniHTTP
-import MiniHTTPTesting
 import XCTest
 
 /// A client_secret's `aud` may be Apple's audience as a string or, as Go's golang-jwt writes its
@@ -23,24 +22,22 @@ final class ClientSecretAudienceTests: XCTestCase {
         return input + "." + Base64URL.encode(try mockDeveloperKey.signES256(Array(input.utf8)))
     }
 
-    func testClientSecret_RedeemsACode_WhenAudIsTheGoStyleOneElementArray() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
+    func testClientSecret_RedeemsACode_WhenAudIsTheGoStyleOneElementArray() async throws {
+        let mock = try frozenClient()
         let secret = try goSecret(audience: ["https://appleid.apple.com"])
-        let tokens = try assertTokenAnswer(try server.redeem(try server.webCode(), secret: secret),
+        let tokens = try assertTokenAnswer(try await mock.redeem(try await mock.webCode(), secret: secret),
                                            keys: ["access_token", "token_type", "expires_in", "refresh_token", "id_token"])
-        let claims = try server.verifiedClaims(tokens["id_token"]?.stringValue)
+        let claims = try await mock.verifiedClaims(tokens["id_token"]?.stringValue)
         XCTAssertEqual(claims["aud"], "com.example.web")
         // The twin: the same secret with the string form redeems too, and a second redemption of
         // the first code is refused as always (the array changed nothing else).
-        let stringSecret = try server.secret(audience: "https://appleid.apple.com")
-        XCTAssertEqual(try server.redeem(try server.webCode(), secret: stringSecret).status, 200)
+        let stringSecret = try await mock.secret(audience: "https://appleid.apple.com")
+        assertStatus(try await mock.redeem(try await mock.webCode(), secret: stringSecret), 200)
     }
 
-    func testClientSecret_RefusesEveryOtherArray_WithItsReason() throws {
+    func testClientSecret_RefusesEveryOtherArray_WithItsReason() async throws {
         let capture = LogCapture()
-        let server = try startFrozenMock { [capture] in $0.log = capture.sink }
-        defer { server.stop() }
+        let mock = try frozenClient { [capture] in $0.log = capture.sink }
         let cases: [([String], String)] = [
             (["https://appleid.apple.com", "x"], "an array of 2 audiences"),
             (["x"], #"the array ["x"]"#),
@@ -49,31 +46,30 @@ final class ClientSecretAudienceTests: XCTestCase {
         ]
         for (audience, shown) in cases {
             _ = capture.take()
-            let answer = try server.redeem(try server.webCode(), secret: try goSecret(audience: audience))
+            let answer = try await mock.redeem(try await mock.webCode(), secret: try goSecret(audience: audience))
             assertAppleError(answer, invalidClient)
             XCTAssertEqual(capture.take(), ["refused POST /auth/token: invalid_client — client_secret aud is \(shown) but must be "
                                             + "https://appleid.apple.com (alone, as a string or a one-element array)"], "\(audience)")
         }
         _ = capture.take()
-        XCTAssertEqual(try server.redeem(try server.webCode(), secret: try goSecret(audience: ["https://appleid.apple.com"])).status, 200)
+        assertStatus(try await mock.redeem(try await mock.webCode(), secret: try goSecret(audience: ["https://appleid.apple.com"])), 200)
         XCTAssertEqual(capture.take(), [])
     }
 
-    func testClientSecret_RefusesTheArray_WhenTheKnobSaysRefuse() throws {
+    func testClientSecret_RefusesTheArray_WhenTheKnobSaysRefuse() async throws {
         let capture = LogCapture()
-        let server = try startFrozenMock { [capture] in
+        let mock = try frozenClient { [capture] in
             $0.log = capture.sink
             $0.scenario.compatibility.clientSecretAudArray = .refuse
         }
-        defer { server.stop() }
-        assertAppleError(try server.redeem(try server.webCode(), secret: try goSecret(audience: ["https://appleid.apple.com"])), invalidClient)
+        assertAppleError(try await mock.redeem(try await mock.webCode(), secret: try goSecret(audience: ["https://appleid.apple.com"])), invalidClient)
         XCTAssertEqual(capture.take(), ["refused POST /auth/token: invalid_client — client_secret aud is an array [https://appleid.apple.com] "
                                         + "but compatibility.client_secret_aud_array is \"refuse\" (Apple's text writes aud as a string)"])
         // Twin: the string form still passes under the knob.
-        XCTAssertEqual(try server.redeem(try server.webCode(), secret: try server.secret()).status, 200)
+        assertStatus(try await mock.redeem(try await mock.webCode(), secret: try await mock.secret()), 200)
     }
 
-    func testScenario_ReadsAndWritesTheAudArrayKnob() throws {
+    func testScenario_ReadsAndWritesTheAudArrayKnob() async throws {
         guard case .object(var object) = Scenario.default.json, case .object(var knobs)? = object["compatibility"] else {
             return XCTFail("the default scenario has a compatibility object")
         }

@@ -1,62 +1,59 @@
 import AppleIDMock
 import JOSE
 import MiniHTTP
-import MiniHTTPTesting
 import Synchronization
 import XCTest
 
 /// `--control-token` (probe finding N10): with a token, every control route but the health check
-/// needs `Authorization: Bearer <token>`; Apple's routes stay open. Over raw sockets, exact bodies.
+/// needs `Authorization: Bearer <token>`; Apple's routes stay open. In memory, exact bodies.
 final class ControlTokenTests: XCTestCase {
     private static let token = "s3cret-token-for-tests_0123456789"
     private static let refusal = #"{"error":"the control API needs Authorization: Bearer <the --control-token the mock was started with>","field":"Authorization"}"#
 
-    private func send(_ server: AppleIDMockServer, _ method: String, _ path: String, authorization: String? = nil,
-                      body: String? = nil) throws -> RawHTTPResponse {
+    private func send(_ mock: any MockClient, _ method: String, _ path: String, authorization: String? = nil,
+                      body: String? = nil) async throws -> MockAnswer {
         var headers: [(String, String)] = []
         if let authorization { headers.append(("Authorization", authorization)) }
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        return try server.client().roundTrip(method, path, headers: headers, body: Array((body ?? "").utf8))
+        return try await mock.send(method, path, headers: headers, body: Array((body ?? "").utf8))
     }
 
-    func testControlToken_RefusesControlRoutesWithoutTheBearer_AndAcceptsThemWithIt() throws {
-        let server = try startMock { $0.controlToken = Self.token }
-        defer { server.stop() }
+    func testControlToken_RefusesControlRoutesWithoutTheBearer_AndAcceptsThemWithIt() async throws {
+        let mock = try startClient { $0.controlToken = Self.token }
         for (method, path, body) in [("GET", "/__mock/clock", nil), ("POST", "/__mock/reset", nil), ("GET", "/__mock/users", nil),
                                      ("POST", "/__mock/keys/rotate", "{}"), ("POST", "/__mock/keys/W2ek7HdPaL/activate", nil),
                                      ("GET", "/__mock/notifications", nil)] {
-            let refused = try send(server, method, path, body: body)
+            let refused = try await send(mock, method, path, body: body)
             XCTAssertEqual(refused.status, 401, "\(method) \(path)")
             XCTAssertEqual(refused.headers["WWW-Authenticate"], #"Bearer realm="appleid-mock""#)
             XCTAssertEqual(refused.text, Self.refusal, "\(method) \(path)")
         }
         for wrong in ["Bearer s3cret-token-for-tests_012345678X", "Bearer s3cret-token-for-tests_012345678", "Basic \(Self.token)",
                       "Bearer  \(Self.token)", "Bearer\t\(Self.token)", Self.token, "Bearer \(Self.token)x"] {
-            XCTAssertEqual(try send(server, "GET", "/__mock/clock", authorization: wrong).status, 401, wrong)
+            assertStatus(try await send(mock, "GET", "/__mock/clock", authorization: wrong), 401, wrong)
         }
-        XCTAssertEqual(try send(server, "GET", "/__mock/clock", authorization: "Bearer \(Self.token)").status, 200)
-        XCTAssertEqual(try send(server, "GET", "/__mock/clock", authorization: "bearer \(Self.token)").status, 200)
-        XCTAssertEqual(try send(server, "POST", "/__mock/keys/W2ek7HdPaL/activate", authorization: "Bearer \(Self.token)").status, 200)
+        assertStatus(try await send(mock, "GET", "/__mock/clock", authorization: "Bearer \(Self.token)"), 200)
+        assertStatus(try await send(mock, "GET", "/__mock/clock", authorization: "bearer \(Self.token)"), 200)
+        assertStatus(try await send(mock, "POST", "/__mock/keys/W2ek7HdPaL/activate", authorization: "Bearer \(Self.token)"), 200)
     }
 
-    func testControlToken_LeavesHealthAndApplesRoutesOpen() throws {
-        let server = try startMock { $0.controlToken = Self.token }
-        defer { server.stop() }
-        XCTAssertEqual(try send(server, "GET", "/__mock/health").status, 200)
-        XCTAssertEqual(try send(server, "GET", "/auth/keys").status, 200)
-        XCTAssertEqual(try send(server, "GET", "/.well-known/openid-configuration").status, 200)
-        let token = try send(server, "POST", "/auth/token")
+    func testControlToken_LeavesHealthAndApplesRoutesOpen() async throws {
+        let mock = try startClient { $0.controlToken = Self.token }
+        assertStatus(try await send(mock, "GET", "/__mock/health"), 200)
+        assertStatus(try await send(mock, "GET", "/auth/keys"), 200)
+        assertStatus(try await send(mock, "GET", "/.well-known/openid-configuration"), 200)
+        let token = try await send(mock, "POST", "/auth/token")
         XCTAssertEqual(token.status, 400)
         XCTAssertTrue(token.text.hasPrefix(#"{"error":"#), token.text)
     }
 
-    func testControlGuard_WithoutAToken_AnswersControlRoutesAsBefore() throws {
-        let server = try startMock()
-        defer { server.stop() }
-        XCTAssertEqual(try send(server, "GET", "/__mock/clock").status, 200)
-        XCTAssertEqual(try send(server, "GET", "/__mock/clock", authorization: "Bearer anything-at-all-0123").status, 200)
+    func testControlGuard_WithoutAToken_AnswersControlRoutesAsBefore() async throws {
+        let mock = try startClient()
+        assertStatus(try await send(mock, "GET", "/__mock/clock"), 200)
+        assertStatus(try await send(mock, "GET", "/__mock/clock", authorization: "Bearer anything-at-all-0123"), 200)
     }
 
+    // Live: the warning is about binding beyond loopback.
     func testStart_WarnsOnceWhenListeningBeyondLoopbackWithoutAToken_AndNotWithOne() throws {
         for token in [nil, Self.token] {
             let lines = LockedLines()

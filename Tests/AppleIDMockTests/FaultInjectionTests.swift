@@ -6,12 +6,19 @@ import MiniHTTP
 import MiniHTTPTesting
 import XCTest
 
-/// Faults on Apple's routes and on notification delivery, over raw sockets against the live mock:
-/// each action paired with the same request unfaulted, the control API's answers and refusals,
-/// replay under a seed, and descriptors counted around the faults that cut connections.
+/// Faults on Apple's routes and on notification delivery: what a fault does to the wire (a delay,
+/// its exact bytes, cut connections and the descriptors around them) over raw sockets against the
+/// live mock; the control API's answers and refusals, replay under a seed, scenario faults and
+/// notification faults in memory. Each action is paired with the same request unfaulted.
 final class FaultInjectionTests: XCTestCase {
     private func install(_ server: AppleIDMockServer, _ fault: String, file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
         let answer = try server.postJSON("/__mock/faults", fault)
+        XCTAssertEqual(answer.status, 201, answer.text, file: file, line: line)
+        return try jsonObject(answer.body)
+    }
+
+    private func install(_ mock: any MockClient, _ fault: String, file: StaticString = #filePath, line: UInt = #line) async throws -> JSONObject {
+        let answer = try await mock.postJSON("/__mock/faults", fault)
         XCTAssertEqual(answer.status, 201, answer.text, file: file, line: line)
         return try jsonObject(answer.body)
     }
@@ -23,8 +30,11 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(try install(server, #"{"method":"GET","path":"/auth/keys","action":"delay","delay_ms":2000,"times":1}"#)["id"], "f1")
         let delayed = try server.client()
         try delayed.request("GET", "/auth/keys")
-        // The fault fired for the first request (its event is recorded before the answer waits).
-        XCTAssertTrue(eventuallyTrue { (try? server.get("/__mock/faults/f1").text.contains(#""fired":1"#)) == true })
+        // The fault fired for the first request (its event is recorded before the answer waits):
+        // the feed holds this request in the mock until it has.
+        let fired = try jsonObject(server.get("/__mock/events?type=fault-fired&wait=10").body)["events"]?.arrayValue ?? []
+        XCTAssertEqual(fired.map { $0.objectValue?["target"] }, ["GET /auth/keys"])
+        XCTAssertTrue(try server.get("/__mock/faults/f1").text.contains(#""fired":1"#))
         let other = try server.get("/.well-known/openid-configuration")
         XCTAssertEqual(other.status, 200)
         XCTAssertEqual(delayed.availableNow(), [], "the delayed /auth/keys was answered before the other connection's request")
@@ -94,38 +104,39 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(journal.map { $0.objectValue?["status"] }, [200, .null, 200, .null, 200, 200, 200, 200, 200])
     }
 
-    func testProbability_UnderTheSameSeed_FiresOnTheSameRequests() throws {
-        func run() throws -> [Int] {
-            let server = try startFrozenMock { $0.seed = 7 }
-            defer { server.stop() }
-            _ = try install(server, #"{"path":"/auth/keys","probability":0.5,"action":"respond","status":503}"#)
-            return try (0..<40).map { _ in try server.get("/auth/keys").status }
+    func testProbability_UnderTheSameSeed_FiresOnTheSameRequests() async throws {
+        func run(seed: UInt64) async throws -> [Int] {
+            let mock = try frozenClient { $0.seed = seed }
+            _ = try await install(mock, #"{"path":"/auth/keys","probability":0.5,"action":"respond","status":503}"#)
+            var statuses: [Int] = []
+            for _ in 0..<40 { statuses.append(try await mock.get("/auth/keys").status) }
+            return statuses
         }
-        let first = try run()
-        XCTAssertEqual(try run(), first, "the same seed fires the same faults on the same requests")
+        let first = try await run(seed: 7)
+        let again = try await run(seed: 7)
+        XCTAssertEqual(again, first, "the same seed fires the same faults on the same requests")
         XCTAssertTrue(first.contains(503) && first.contains(200), "\(first)")
         // Another seed draws another pattern.
-        let server = try startFrozenMock { $0.seed = 8 }
-        defer { server.stop() }
-        _ = try install(server, #"{"path":"/auth/keys","probability":0.5,"action":"respond","status":503}"#)
-        XCTAssertNotEqual(try (0..<40).map { _ in try server.get("/auth/keys").status }, first)
+        let other = try await run(seed: 8)
+        XCTAssertNotEqual(other, first)
     }
 
-    func testControlAPI_ListsShowsAndDeletes_AndRefusesFaultsThatCannotMatch() throws {
-        let server = try startFrozenMock()
-        defer { server.stop() }
-        _ = try install(server, #"{"path":"/auth/keys","action":"respond","status":500}"#)
-        _ = try install(server, #"{"target":"notifications","action":"drop","times":1}"#)
-        XCTAssertEqual(try server.get("/auth/keys").status, 500)
-        XCTAssertEqual(try server.get("/__mock/faults").text,
+    func testControlAPI_ListsShowsAndDeletes_AndRefusesFaultsThatCannotMatch() async throws {
+        let mock = try frozenClient()
+        _ = try await install(mock, #"{"path":"/auth/keys","action":"respond","status":500}"#)
+        _ = try await install(mock, #"{"target":"notifications","action":"drop","times":1}"#)
+        assertStatus(try await mock.get("/auth/keys"), 500)
+        let listed = try await mock.get("/__mock/faults")
+        XCTAssertEqual(listed.text,
                        #"{"faults":[{"action":"respond","always":true,"body":"","fired":1,"headers":{},"id":"f1","path":"/auth/keys","remaining":null,"status":500,"target":"http","until":null},"#
                        + #"{"action":"drop","fired":0,"id":"f2","remaining":1,"target":"notifications","times":1,"until":null}]}"#)
-        XCTAssertEqual(try server.client().roundTrip("DELETE", "/__mock/faults/f1").status, 200)
-        XCTAssertEqual(try server.get("/auth/keys").status, 200, "a removed fault no longer fires")
-        let missing = try server.client().roundTrip("DELETE", "/__mock/faults/f1")
+        assertStatus(try await mock.delete("/__mock/faults/f1"), 200)
+        assertStatus(try await mock.get("/auth/keys"), 200, "a removed fault no longer fires")
+        let missing = try await mock.delete("/__mock/faults/f1")
         XCTAssertEqual(missing.status, 404)
         XCTAssertEqual(missing.text, #"{"error":"no fault \"f1\" (GET /__mock/faults lists them)","field":"id"}"#)
-        XCTAssertEqual(try server.client().roundTrip("DELETE", "/__mock/faults").text, #"{"removed":1}"#)
+        let removed = try await mock.delete("/__mock/faults")
+        XCTAssertEqual(removed.text, #"{"removed":1}"#)
         for (body, field) in [
             (#"{"path":"/__mock/health","action":"close"}"#, "path"),
             (#"{"path":"/auth/nothing","action":"close"}"#, "path"),
@@ -148,24 +159,24 @@ final class FaultInjectionTests: XCTestCase {
             (#"{"target":"mail","action":"drop"}"#, "target"),
             (#"{"path":"/auth/keys","action":"close","colour":"red"}"#, "colour"),
         ] {
-            let refused = try server.postJSON("/__mock/faults", body)
+            let refused = try await mock.postJSON("/__mock/faults", body)
             XCTAssertEqual(refused.status, 400, body)
             XCTAssertEqual(try jsonObject(refused.body)["field"], .string(field), "\(body): \(refused.text)")
         }
-        XCTAssertEqual(try server.get("/__mock/faults").text, #"{"faults":[]}"#, "a refused fault is not installed")
+        let none = try await mock.get("/__mock/faults")
+        XCTAssertEqual(none.text, #"{"faults":[]}"#, "a refused fault is not installed")
     }
 
-    func testScenarioFaults_AreInstalledAtStart_AndAgainAtReset_AndBadOnesNameTheirPath() throws {
+    func testScenarioFaults_AreInstalledAtStart_AndAgainAtReset_AndBadOnesNameTheirPath() async throws {
         var scenario = Scenario.default
         scenario.faults = [try FaultSpec(json: JSONParser.parse(Array(#"{"path":"/auth/keys","action":"respond","status":429,"headers":{"Retry-After":"1"},"times":1}"#.utf8)))]
         let reread = try Scenario.load(json: Array(scenario.prettyJSON.utf8))
         XCTAssertEqual(reread.faults, scenario.faults)
-        let server = try startFrozenMock { $0.scenario.faults = scenario.faults }
-        defer { server.stop() }
-        XCTAssertEqual(try server.get("/auth/keys").status, 429)
-        XCTAssertEqual(try server.get("/auth/keys").status, 200)
-        XCTAssertEqual(try server.postJSON("/__mock/reset", "").status, 200)
-        XCTAssertEqual(try server.get("/auth/keys").status, 429, "a reset puts the scenario's faults back, unfired")
+        let mock = try frozenClient { $0.scenario.faults = scenario.faults }
+        assertStatus(try await mock.get("/auth/keys"), 429)
+        assertStatus(try await mock.get("/auth/keys"), 200)
+        assertStatus(try await mock.postJSON("/__mock/reset", ""), 200)
+        assertStatus(try await mock.get("/auth/keys"), 429, "a reset puts the scenario's faults back, unfired")
         var json = try XCTUnwrap(try JSONParser.parse(Array(Scenario.default.prettyJSON.utf8)).objectValue)
         json["faults"] = .array([.object(["path": "/auth/keys", "action": "close"]), .object(["path": "/__mock/reset", "action": "close"])])
         XCTAssertThrowsError(try Scenario.load(json: JSONWriter.compact(.object(json)))) { error in
@@ -173,40 +184,40 @@ final class FaultInjectionTests: XCTestCase {
         }
     }
 
-    func testNotificationFaults_DropDuplicateDelayAndReorder() throws {
+    func testNotificationFaults_DropDuplicateDelayAndReorder() async throws {
         let transport = EventTypeTransport()
-        let server = try startFrozenMock { configuration in
+        let mock = try frozenClient { configuration in
             configuration.scenario.teams[0].notificationURL = "http://127.0.0.1:9/apple"
             configuration.notificationTransport = transport
         }
-        defer { server.stop() }
-        _ = try install(server, #"{"target":"notifications","type":"consent-revoked","action":"drop","times":1}"#)
-        _ = try install(server, #"{"target":"notifications","type":"email-disabled","action":"duplicate","times":1}"#)
-        _ = try install(server, #"{"target":"notifications","type":"email-enabled","action":"reorder","times":1}"#)
-        _ = try install(server, #"{"target":"notifications","type":"account-delete","action":"delay","delay_ms":300,"times":1}"#)
-        func event(_ type: String, _ user: String) throws {
-            XCTAssertEqual(try server.postJSON("/__mock/events", #"{"type":"\#(type)","user":"\#(user)","client_id":"com.example.app"}"#).status, 202)
+        _ = try await install(mock, #"{"target":"notifications","type":"consent-revoked","action":"drop","times":1}"#)
+        _ = try await install(mock, #"{"target":"notifications","type":"email-disabled","action":"duplicate","times":1}"#)
+        _ = try await install(mock, #"{"target":"notifications","type":"email-enabled","action":"reorder","times":1}"#)
+        _ = try await install(mock, #"{"target":"notifications","type":"account-delete","action":"delay","delay_ms":300,"times":1}"#)
+        func event(_ type: String, _ user: String) async throws {
+            assertStatus(try await mock.postJSON("/__mock/events", #"{"type":"\#(type)","user":"\#(user)","client_id":"com.example.app"}"#), 202)
         }
-        _ = try server.nativeSignIn(user: "alice")
-        try event("consent-revoked", "alice")
-        _ = try server.nativeSignIn(user: "bob", hideEmail: true)
-        try event("email-disabled", "bob")
-        try event("email-enabled", "bob")
-        _ = try server.nativeSignIn(user: "alice")
-        try event("consent-revoked", "alice")
-        try event("account-delete", "alice")
-        XCTAssertTrue(eventuallyTrue(seconds: 10) { transport.types.count == 5 }, "\(transport.types)")
+        _ = try await mock.nativeSignIn(user: "alice")
+        try await event("consent-revoked", "alice")
+        _ = try await mock.nativeSignIn(user: "bob", hideEmail: true)
+        try await event("email-disabled", "bob")
+        // The deliverer sends on four workers: both copies are out before the next event is
+        // queued, or a copy may race it (the live version of this test kept the order by being slow).
+        _ = await transport.types(atLeast: 2)
+        try await event("email-enabled", "bob")
+        _ = try await mock.nativeSignIn(user: "alice")
+        try await event("consent-revoked", "alice")
+        try await event("account-delete", "alice")
         // Dropped: never sent. Duplicated: twice. Reordered: after the next one. Delayed: still sent.
-        XCTAssertEqual(transport.types, ["email-disabled", "email-disabled", "consent-revoked", "email-enabled", "account-deleted"])
-        func log() throws -> [JSONValue] { try jsonObject(server.get("/__mock/notifications").body)["notifications"]?.arrayValue ?? [] }
+        let sent = await transport.types(atLeast: 5)
+        XCTAssertEqual(sent, ["email-disabled", "email-disabled", "consent-revoked", "email-enabled", "account-deleted"])
         // The transport has answered the last one; its outcome is recorded just after.
-        XCTAssertTrue(eventuallyTrue { ((try? log()) ?? []).allSatisfy { $0.objectValue?["outcome"] != "pending" } })
-        let log = try log()
-        XCTAssertEqual(log.map { $0.objectValue?["outcome"] }, ["dropped", "delivered", "delivered", "delivered", "delivered", "delivered"])
-        XCTAssertEqual(log.map { $0.objectValue?["fault"]?.objectValue?["action"] ?? .null }, ["drop", "duplicate", "duplicate", "reorder", .null, "delay"])
-        let fired = try jsonObject(server.get("/__mock/events?type=fault-fired").body)["events"]?.arrayValue ?? []
-        XCTAssertEqual(fired.map { $0.objectValue?["target"] }, ["notification consent-revoked", "notification email-disabled",
-                                                                  "notification email-enabled", "notification account-delete"])
+        let log = try await mock.settledNotifications(6)
+        XCTAssertEqual(log.map { $0["outcome"] }, ["dropped", "delivered", "delivered", "delivered", "delivered", "delivered"])
+        XCTAssertEqual(log.map { $0["fault"]?.objectValue?["action"] ?? .null }, ["drop", "duplicate", "duplicate", "reorder", .null, "delay"])
+        let fired = try await mock.firedFaults(4)
+        XCTAssertEqual(fired.map { $0["target"] }, ["notification consent-revoked", "notification email-disabled",
+                                                     "notification email-enabled", "notification account-delete"])
     }
 }
 
@@ -214,8 +225,40 @@ final class FaultInjectionTests: XCTestCase {
 private final class EventTypeTransport: NotificationTransport, @unchecked Sendable {
     private let lock = NSLock()
     private var received: [String] = []
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     var types: [String] { lock.withLock { received } }
+
+    /// The types received once there are `count` (or after `seconds`, whatever there is): the
+    /// transport resumes the waiter from the post that makes the count.
+    func types(atLeast count: Int, seconds: Double = 10) async -> [String] {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let ready = self.lock.withLock {
+                        guard self.received.count < count else { return true }
+                        self.waiters.append((count, continuation))
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: .seconds(seconds)) }
+            await group.next()
+            group.cancelAll()
+            self.releaseAll()
+        }
+        return types
+    }
+
+    /// Resumes every waiter (the wait is over either way).
+    private func releaseAll() {
+        let released = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            defer { waiters = [] }
+            return waiters.map(\.continuation)
+        }
+        for continuation in released { continuation.resume() }
+    }
 
     func post(url: String, body: [UInt8]) -> NotificationRecord.Attempt {
         let payload = (try? JSONParser.parse(body))?.objectValue?["payload"]?.stringValue
@@ -225,7 +268,13 @@ private final class EventTypeTransport: NotificationTransport, @unchecked Sendab
         case .object(let object)?: object
         default: nil
         }
-        lock.withLock { received.append(events?["type"]?.stringValue ?? "?") }
+        let ready = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            received.append(events?["type"]?.stringValue ?? "?")
+            let due = waiters.filter { $0.count <= received.count }
+            waiters.removeAll { $0.count <= received.count }
+            return due.map(\.continuation)
+        }
+        for continuation in ready { continuation.resume() }
         return NotificationRecord.Attempt(at: Date().timeIntervalSince1970, status: 200, error: nil)
     }
 }

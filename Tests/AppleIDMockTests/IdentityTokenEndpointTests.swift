@@ -6,20 +6,20 @@ import XCTest
 
 /// `POST /__mock/id-token`, driven in memory: the token's bytes need no socket.
 final class IdentityTokenEndpointTests: XCTestCase {
-    private func post(_ mock: InMemoryMock, _ body: String) async -> HTTPResponse {
-        await mock.postJSON("/__mock/id-token", body)
+    private func post(_ mock: any MockClient, _ body: String) async throws -> MockAnswer {
+        try await mock.postJSON("/__mock/id-token", body)
     }
 
     func testIdentityToken_MintsVerifiableTokenWithApplesHeaderAndClaims() async throws {
-        let mock = try inMemoryMock { $0.scenario.clock = .init(start: 1_700_000_000, frozen: true) }
-        addTeardownBlock { await mock.stop() }
-        let response = await post(mock, #"{"user":"alice","client_id":"com.example.app","nonce":"abc"}"#)
-        XCTAssertEqual(response.status.code, 200)
+        let mock = try startClient { $0.scenario.clock = .init(start: 1_700_000_000, frozen: true) }
+        let response = try await post(mock, #"{"user":"alice","client_id":"com.example.app","nonce":"abc"}"#)
+        XCTAssertEqual(response.status, 200)
         let answer = try jsonObject(response.body)
         let token = try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue))
         XCTAssertEqual(token.headerSegment, Base64URL.encode(Array(#"{"kid":"W2ek7HdPaL","alg":"RS256"}"#.utf8)))
-        let key = try XCTUnwrap(mock.domain.state.publicKey(keyID: "W2ek7HdPaL"))
-        XCTAssertTrue(token.verifyRS256(with: key))
+        let published = try await mock.publishedKeys()
+        let key = try XCTUnwrap(published.key(withID: "W2ek7HdPaL"))
+        XCTAssertTrue(token.verifyRS256(with: try key.rsaPublicKey()))
         let sub = Identity.subject(teamID: "MOCKTEAM01", userID: "alice")
         XCTAssertEqual(String(decoding: token.payload, as: UTF8.self),
                        #"{"iss":"https://appleid.apple.com","aud":"com.example.app","exp":1700086400,"iat":1700000000,"sub":"\#(sub)","nonce":"abc","email":"alice@example.com","email_verified":true,"auth_time":1700000000,"nonce_supported":true}"#)
@@ -27,9 +27,8 @@ final class IdentityTokenEndpointTests: XCTestCase {
     }
 
     func testIdentityToken_HiddenEmailIsRelayAddressWithPrivateClaim() async throws {
-        let mock = try inMemoryMock { $0.scenario.compatibility.isPrivateEmail = .string }
-        addTeardownBlock { await mock.stop() }
-        let answer = try jsonObject(await post(mock, #"{"user":"bob"}"#).body)
+        let mock = try startClient { $0.scenario.compatibility.isPrivateEmail = .string }
+        let answer = try jsonObject(try await post(mock, #"{"user":"bob"}"#).body)
         let token = try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue))
         let claims = try XCTUnwrap(token.payloadJSON)
         XCTAssertEqual(claims["email"], .string(Identity.relayAddress(teamID: "MOCKTEAM01", userID: "bob")))
@@ -48,10 +47,9 @@ final class IdentityTokenEndpointTests: XCTestCase {
                              ["id": "carol", "email": "carol@example.com", "hide_email": true, "relay_domain": "private.icloud.com"]]
         let scenario = try Scenario.load(json: Array(try JSONSerialization.data(withJSONObject: document)))
         XCTAssertEqual(scenario.users.map(\.relayDomain), [.privateRelayAppleID, .privateICloud])
-        let mock = try inMemoryMock { $0.scenario = scenario }
-        addTeardownBlock { await mock.stop() }
+        let mock = try startClient { $0.scenario = scenario }
         for (user, domain) in [("bob", "privaterelay.appleid.com"), ("carol", "private.icloud.com")] {
-            let answer = try jsonObject(await post(mock, #"{"user":"\#(user)"}"#).body)
+            let answer = try jsonObject(try await post(mock, #"{"user":"\#(user)"}"#).body)
             let claims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue)).payloadJSON)
             XCTAssertEqual(claims["email"], .string(Identity.relayAddress(teamID: "MOCKTEAM01", userID: user, domain: RelayDomain(rawValue: domain)!)))
             XCTAssertTrue(claims["email"]?.stringValue?.hasSuffix("@" + domain) == true, user)
@@ -61,7 +59,7 @@ final class IdentityTokenEndpointTests: XCTestCase {
         XCTAssertTrue(Identity.isRelayAddress("x8sqp2dgvv@PRIVATE.icloud.com"))
         XCTAssertFalse(Identity.isRelayAddress("x8sqp2dgvv@icloud.com"))
         XCTAssertFalse(Identity.isRelayAddress("x8sqp2dgvv@private.icloud.com.example"))
-        let plain = try jsonObject(await post(mock, #"{"user":"bob","hide_email":false}"#).body)
+        let plain = try jsonObject(try await post(mock, #"{"user":"bob","hide_email":false}"#).body)
         let plainClaims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(plain["id_token"]?.stringValue)).payloadJSON)
         XCTAssertEqual(plainClaims["email"], "bob@example.com")
         XCTAssertNil(plainClaims["is_private_email"])
@@ -73,8 +71,7 @@ final class IdentityTokenEndpointTests: XCTestCase {
     }
 
     func testIdentityToken_RejectsBadRequestsNamingTheField() async throws {
-        let mock = try inMemoryMock()
-        addTeardownBlock { await mock.stop() }
+        let mock = try startClient()
         let cases: [(String, String)] = [
             (#"{"user":"mallory"}"#, #"{"error":"no user \"mallory\" in the scenario","field":"user"}"#),
             (#"{}"#, #"{"error":"missing required field","field":"user"}"#),
@@ -84,8 +81,8 @@ final class IdentityTokenEndpointTests: XCTestCase {
             (#"{"user":"#, #"{"error":"body is not valid JSON","field":null}"#),
         ]
         for (body, expected) in cases {
-            let response = await post(mock, body)
-            XCTAssertEqual(response.status.code, 400, body)
+            let response = try await post(mock, body)
+            XCTAssertEqual(response.status, 400, body)
             XCTAssertEqual(response.text, expected, body)
         }
     }

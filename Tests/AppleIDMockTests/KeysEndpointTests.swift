@@ -3,12 +3,11 @@ import JOSE
 import MiniHTTPTesting
 import XCTest
 
+/// `GET /auth/keys` in memory; its HEAD answer's framing on the live server.
 final class KeysEndpointTests: XCTestCase {
-    func testKeysEndpoint_ServesThreeRSAKeysShapedAsApples() throws {
-        let server = try startMock()
-        defer { server.stop() }
-        let client = try RawHTTPClient(port: server.port)
-        let response = try client.roundTrip("GET", "/auth/keys")
+    func testKeysEndpoint_ServesThreeRSAKeysShapedAsApples() async throws {
+        let mock = try startClient()
+        let response = try await mock.get("/auth/keys")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.headers["Content-Type"], "application/json;charset=UTF-8")
         let set = try jsonObject(response.body)
@@ -29,30 +28,26 @@ final class KeysEndpointTests: XCTestCase {
         XCTAssertEqual(kids.sorted(), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
     }
 
-    func testKeysEndpoint_ShufflesOrderBetweenFetches_UnlessTurnedOff() throws {
-        let shuffling = try startMock()
-        defer { shuffling.stop() }
-        let client = try RawHTTPClient(port: shuffling.port)
+    func testKeysEndpoint_ShufflesOrderBetweenFetches_UnlessTurnedOff() async throws {
+        let shuffling = try startClient()
         var orders = Set<String>()
-        for _ in 0..<40 { orders.insert(try client.roundTrip("GET", "/auth/keys").text) }
+        for _ in 0..<40 { orders.insert(try await shuffling.get("/auth/keys").text) }
         XCTAssertGreaterThan(orders.count, 1, "Apple's key order changes between fetches")
 
-        let steady = try startMock { $0.scenario.compatibility.shuffleKeys = false }
-        defer { steady.stop() }
-        let other = try RawHTTPClient(port: steady.port)
+        let steady = try startClient { $0.scenario.compatibility.shuffleKeys = false }
         var steadyOrders = Set<String>()
-        for _ in 0..<40 { steadyOrders.insert(try other.roundTrip("GET", "/auth/keys").text) }
+        for _ in 0..<40 { steadyOrders.insert(try await steady.get("/auth/keys").text) }
         XCTAssertEqual(steadyOrders.count, 1)
     }
 
-    func testKeysEndpoint_RejectsPostWith405() throws {
-        let server = try startMock()
-        defer { server.stop() }
-        let response = try RawHTTPClient(port: server.port).roundTrip("POST", "/auth/keys")
+    func testKeysEndpoint_RejectsPostWith405() async throws {
+        let mock = try startClient()
+        let response = try await mock.send("POST", "/auth/keys")
         XCTAssertEqual(response.status, 405)
         XCTAssertEqual(response.headers["Allow"], "GET, HEAD")
     }
 
+    // Live: a HEAD answer's framing is the wire's.
     func testKeysEndpoint_HeadReturnsHeadersOnly() throws {
         let server = try startMock { $0.scenario.compatibility.shuffleKeys = false }
         defer { server.stop() }
@@ -64,16 +59,16 @@ final class KeysEndpointTests: XCTestCase {
         XCTAssertEqual(head.headers["Content-Length"], "\(get.body.count)")
     }
 
-    func testKeysEndpoint_SendsTheCacheControlKnob_NoCacheByDefault() throws {
-        let server = try startMock()
-        defer { server.stop() }
-        XCTAssertEqual(try server.get("/auth/keys").headers.values("Cache-Control"), ["no-cache"])
-        let custom = try startMock { $0.scenario.compatibility.jwksCacheControl = "public, max-age=60" }
-        defer { custom.stop() }
-        XCTAssertEqual(try custom.get("/auth/keys").headers.values("Cache-Control"), ["public, max-age=60"])
-        let none = try startMock { $0.scenario.compatibility.jwksCacheControl = nil }
-        defer { none.stop() }
-        XCTAssertEqual(try none.get("/auth/keys").headers.values("Cache-Control"), [])
+    func testKeysEndpoint_SendsTheCacheControlKnob_NoCacheByDefault() async throws {
+        let mock = try startClient()
+        let fetched = try await mock.get("/auth/keys").headers.values("Cache-Control")
+        XCTAssertEqual(fetched, ["no-cache"])
+        let custom = try startClient { $0.scenario.compatibility.jwksCacheControl = "public, max-age=60" }
+        let customValues = try await custom.get("/auth/keys").headers.values("Cache-Control")
+        XCTAssertEqual(customValues, ["public, max-age=60"])
+        let none = try startClient { $0.scenario.compatibility.jwksCacheControl = nil }
+        let noValues = try await none.get("/auth/keys").headers.values("Cache-Control")
+        XCTAssertEqual(noValues, [])
         // A value that is no header value is refused at load.
         var bad = Scenario.default
         bad.compatibility.jwksCacheControl = "no-cache\r\nX-Evil: 1"
@@ -81,10 +76,11 @@ final class KeysEndpointTests: XCTestCase {
                        "compatibility.jwks_cache_control")
     }
 
-    func testKeysEndpoint_GeneratesMissingKeys_WhenDirectoryHoldsFewer() throws {
-        let server = try startMock { $0.scenario.signingKeys.count = 4 }
-        defer { server.stop() }
-        let keys = server.domain.state.keys.map(\.keyID)
+    func testKeysEndpoint_GeneratesMissingKeys_WhenDirectoryHoldsFewer() async throws {
+        let mock = try startClient { $0.scenario.signingKeys.count = 4 }
+        let listed = try jsonObject(try await mock.get("/__mock/keys").body)["keys"]?.arrayValue ?? []
+        let keys = listed.compactMap { $0.objectValue?["kid"]?.stringValue }
+        XCTAssertEqual(keys.count, 4)
         XCTAssertEqual(Array(keys.prefix(3)), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
         XCTAssertEqual(keys[3].count, 10)
         XCTAssertFalse(keys.prefix(3).contains(keys[3]))

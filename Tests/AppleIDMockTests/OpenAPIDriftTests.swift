@@ -10,14 +10,15 @@ import XCTest
 final class OpenAPIDriftTests: XCTestCase {
     func testOpenAPIDocument_DescribesEveryRoute_AndNoOther() async throws {
         let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let document = try await servedDocument(mock)
         let report = OpenAPIDrift.report(document: document, routes: mock.routes.routes)
         XCTAssertEqual(report, [], "the OpenAPI document and the route table differ:\n" + report.joined(separator: "\n"))
-        await mock.stop()
     }
 
     func testOpenAPIDrift_NamesARouteMissingFromTheDocument() async throws {
         let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let document = try await servedDocument(mock)
         var routes = mock.routes.routes
         routes.append(RouteInfo(method: .put, template: "/__mock/clock", summary: "Not a route", reads: []))
@@ -27,11 +28,11 @@ final class OpenAPIDriftTests: XCTestCase {
         let report = Set(OpenAPIDrift.report(document: document, routes: routes)).subtracting(baseline)
         XCTAssertEqual(report, ["route PUT /__mock/clock is missing from the document",
                                 "route GET /__mock/keys/{kid} is missing from the document"])
-        await mock.stop()
     }
 
     func testOpenAPIDrift_NamesAnOperationTheTableLacks_AndAReadFieldTheDocumentLacks() async throws {
         let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let served = try await servedDocument(mock)
         var document = served
         var paths = try XCTUnwrap(document["paths"] as? [String: Any])
@@ -50,17 +51,16 @@ final class OpenAPIDriftTests: XCTestCase {
                                 "route GET /__mock/events reads shoe_size, which the document does not name",
                                 "operation DELETE /__mock/clock in the document is no route",
                                 "operation POST /auth/rotate in the document is no route"])
-        await mock.stop()
     }
 
     func testOpenAPIDocument_IsServedAsJSON_ByteForByteTheCommittedFile() async throws {
         let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let response = await mock.get("/__mock/openapi.json")
         XCTAssertEqual(response.status.code, 200)
         XCTAssertEqual(response.headers["Content-Type"], "application/json")
         let committed = try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/Sources/AppleIDMock/Contract/openapi.json"))
         XCTAssertEqual(response.body, Array(committed), "the served document is not the committed file")
-        await mock.stop()
     }
 
     /// The document `GET /__mock/openapi.json` serves, parsed.

@@ -5,9 +5,10 @@ import MiniHTTP
 import MiniHTTPTesting
 import XCTest
 
-// Shared factories for the Sign in with Apple protocol tests: every helper talks to a live
-// mock over a real socket through `RawHTTPClient`, with everything defaulted
-// (house style rule 13).
+// Shared factories for the Sign in with Apple protocol tests, with everything defaulted (house
+// style rule 13). The `AppleIDMockServer` helpers here talk to a live mock over a real socket
+// through `RawHTTPClient` (the live suites); `MockClient+Apple.swift` has the same helpers over
+// `MockClient`, for either mode.
 
 /// The instant the protocol tests freeze the mock clock at.
 let frozenNow: Int64 = 1_700_000_000
@@ -263,23 +264,24 @@ func teamSub(_ user: String, team: String = "MOCKTEAM01") -> String {
 
 /// Fails unless `response` is Apple's 400 error answer with exactly `body`, JSON typed and
 /// not cacheable (apple-reference.md §2.1).
-func assertAppleError(_ response: RawHTTPResponse, _ body: String, file: StaticString = #filePath, line: UInt = #line) {
+func assertAppleError(_ response: some HTTPAnswer, _ body: String, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, 400, file: file, line: line)
     XCTAssertEqual(response.text, body, file: file, line: line)
     assertNoStoreJSONHeaders(response, file: file, line: line)
 }
 
 /// Fails unless the head is exactly Apple's token-answer head: `Server: Apple`, JSON with
-/// charset, no-store, no-cache, and the length (nothing else).
-func assertNoStoreJSONHeaders(_ response: RawHTTPResponse, file: StaticString = #filePath, line: UInt = #line) {
+/// charset, no-store, no-cache, and on the wire the length (nothing else).
+func assertNoStoreJSONHeaders(_ response: some HTTPAnswer, file: StaticString = #filePath, line: UInt = #line) {
+    let framing = response is RawHTTPResponse ? ["Content-Length: \(response.body.count)"] : []
     XCTAssertEqual(response.headers.fields.map { "\($0.name): \($0.value)" },
-                   ["Server: Apple", "Content-Type: application/json;charset=UTF-8", "Cache-Control: no-store", "Pragma: no-cache",
-                    "Content-Length: \(response.body.count)"], file: file, line: line)
+                   ["Server: Apple", "Content-Type: application/json;charset=UTF-8", "Cache-Control: no-store", "Pragma: no-cache"] + framing,
+                   file: file, line: line)
 }
 
 /// Fails unless `response` is a 200 token answer; returns the JSON.
 @discardableResult
-func assertTokenAnswer(_ response: RawHTTPResponse, keys: [String], file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
+func assertTokenAnswer(_ response: some HTTPAnswer, keys: [String], file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
     XCTAssertEqual(response.status, 200, response.text, file: file, line: line)
     assertNoStoreJSONHeaders(response, file: file, line: line)
     let answer = try jsonObject(response.body, file: file, line: line)
@@ -288,14 +290,14 @@ func assertTokenAnswer(_ response: RawHTTPResponse, keys: [String], file: Static
 }
 
 /// The code and message on Apple's authorize error page.
-func authorizeErrorPage(_ response: RawHTTPResponse) -> (code: String?, message: String?) {
+func authorizeErrorPage(_ response: some HTTPAnswer) -> (code: String?, message: String?) {
     (capture(#"<p class="error-code" id="error-code">([^<]*)</p>"#, in: response.text).map(htmlUnescape),
      capture(#"<p class="error-message" id="error-message">([^<]*)</p>"#, in: response.text).map(htmlUnescape))
 }
 
 /// Fails unless `response` is Apple's authorize error page (400, HTML, no redirect) with this
 /// code and message (apple-reference.md §2.2).
-func assertAuthorizeErrorPage(_ response: RawHTTPResponse, code: String, message: String, file: StaticString = #filePath, line: UInt = #line) {
+func assertAuthorizeErrorPage(_ response: some HTTPAnswer, code: String, message: String, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, 400, file: file, line: line)
     XCTAssertNil(response.headers["Location"], file: file, line: line)
     XCTAssertEqual(response.headers["Content-Type"], "text/html; charset=utf-8", file: file, line: line)

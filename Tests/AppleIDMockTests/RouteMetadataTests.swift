@@ -7,6 +7,7 @@ import XCTest
 final class RouteMetadataTests: XCTestCase {
     func testEveryRoute_HasASummary_AndTheKidRoutesAreTemplates() async throws {
         let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let routes = mock.routes.routes
         XCTAssertEqual(routes.count, 45)
         XCTAssertEqual(routes.filter(\.summary.isEmpty).map { "\($0.method) \($0.template)" }, [], "routes without a summary")
@@ -20,11 +21,11 @@ final class RouteMetadataTests: XCTestCase {
         XCTAssertEqual(routes.first { $0.method == .post && $0.template == "/__mock/events" }?.reads, ["type", "user", "client_id"])
         // The twin: a route the mock does not serve is not listed.
         XCTAssertFalse(routes.contains { $0.template == "/__mock/keys/{kid}/retire" })
-        await mock.stop()
     }
 
     func testAControlRouteRefusesAFieldItsMetadataDoesNotList() async throws {
         let mock = try inMemoryMock()
+        addTeardownBlock { await mock.stop() }
         let reads = try XCTUnwrap(mock.routes.routes.first { $0.method == .post && $0.template == "/__mock/users" }?.reads)
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/json")
@@ -43,6 +44,5 @@ final class RouteMetadataTests: XCTestCase {
         body = #"{"id":"fred","email":"fred@example.com","given_name":"F","family_name":"F","shoe_size":44}"#
         let refused = await mock.respond(.post, "/__mock/users", headers: headers, body: Array(body.utf8))
         XCTAssertEqual(refused.status.code, 400)
-        await mock.stop()
     }
 }

@@ -117,9 +117,9 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(try Scenario.load(path: path).users.count, 20_003)
         // Built in Swift, the same scenario serves: the rules run on its value, not on printed bytes.
         let mock = try inMemoryMock { $0.scenario = scenario }
+        addTeardownBlock { await mock.stop() }
         let state = await mock.get("/__mock/credential-state?user=\(teamSub("u19999"))&client_id=com.example.app")
         XCTAssertEqual(state.text, #"{"state":"notFound"}"#)
-        await mock.stop()
         // The twins: one bad user among them is named by its path, and a file over the limit by its own size.
         top["users"] = .array((scenario.users.map(\.json)) + [["id": "bad id", "email": "x@example.com"]])
         XCTAssertEqual((assertThrows(try Scenario.load(json: JSONWriter.compact(.object(top)))) as? ScenarioError)?.problems.map(\.path),
