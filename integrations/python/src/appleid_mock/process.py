@@ -42,8 +42,10 @@ def find_binary(explicit=None, checkout=None):
 def wire_receiver(scenario, url):
     """A copy of `scenario` whose teams without a `notification_url` send theirs to `url`."""
     wired = json.loads(json.dumps(scenario))
-    for team in wired.get("teams") or []:
-        if not team.get("notification_url"):
+    teams = wired.get("teams") if isinstance(wired, dict) else None
+    # A malformed scenario goes to the mock as it is: its refusal says what is wrong.
+    for team in teams if isinstance(teams, list) else []:
+        if isinstance(team, dict) and not team.get("notification_url"):
             team["notification_url"] = url
     return wired
 
