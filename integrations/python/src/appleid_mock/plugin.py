@@ -22,7 +22,8 @@ class MockSettings:
     binary: str = None            # the appleid-mock binary (None: APPLEID_MOCK_BIN, then PATH)
     checkout: str = None          # or an AppleIDMock checkout to build it in
     scenario: object = None       # a scenario file, a dict, or None for the built-in one
-    serve_args: tuple = ()        # more `serve` arguments (--seed 7, --tls-cert …, --port 443)
+    serve_args: tuple = ()        # more `serve` arguments (--seed 7, --tls-cert …, --base-url …)
+    port: int = 0                 # the port it listens on (0: a free one)
     url: str = None               # a mock already running there: use it, start none
     ca: str = None                # the CA an https mock is checked against
     control_token: str = None     # the mock's --control-token
@@ -104,7 +105,7 @@ def _appleid_mock_session(appleid_mock_settings, tmp_path_factory):
     path = tmp_path_factory.mktemp("appleid-mock") / "scenario.json"
     path.write_text(json.dumps(scenario, indent=2))
     try:
-        process = MockProcess(binary, path, settings.serve_args, ca=settings.ca, control_token=settings.control_token,
+        process = MockProcess(binary, path, settings.serve_args, port=settings.port, ca=settings.ca, control_token=settings.control_token,
                               scenario=scenario, timeout=settings.timeout)
     except BaseException:
         if receiver:

@@ -67,11 +67,12 @@ def load_scenario(binary, scenario):
 
 
 class MockProcess:
-    """`appleid-mock serve --port 0 --scenario FILE [serve_args…]`, running until `stop()`."""
+    """`appleid-mock serve --port PORT --scenario FILE [serve_args…]` (port 0: a free one),
+    running until `stop()`."""
 
-    def __init__(self, binary, scenario_path, serve_args=(), *, url=None, ca=None, control_token=None, scenario=None,
+    def __init__(self, binary, scenario_path, serve_args=(), *, port=0, url=None, ca=None, control_token=None, scenario=None,
                  cwd=None, timeout=30):
-        command = [binary, "serve", "--port", "0", "--scenario", str(scenario_path), *serve_args]
+        command = [binary, "serve", "--port", str(port), "--scenario", str(scenario_path), *serve_args]
         environment = dict(os.environ)
         # The mock's own variables from the developer's shell would change what is served.
         for name in [n for n in environment if n.startswith("APPLEID_MOCK_")]:
