@@ -25,6 +25,7 @@ class MockSettings:
     serve_args: tuple = ()        # more `serve` arguments (--seed 7, --tls-cert …, --base-url …)
     port: int = 0                 # the port it listens on (0: a free one)
     url: str = None               # a mock already running there: use it, start none
+    image: str = None             # or run this image with Testcontainers (the testcontainers extra)
     ca: str = None                # the CA an https mock is checked against
     control_token: str = None     # the mock's --control-token
     notifications: bool = True    # wire the notification receiver into the scenario
@@ -41,6 +42,7 @@ OPTIONS = [
     ("checkout", "appleid_mock_checkout", None, "an AppleIDMock checkout: build the binary there with swift build"),
     ("scenario", "appleid_mock_scenario", None, "the scenario file the session's mock serves (default: the built-in one)"),
     ("url", "appleid_mock_url", "APPLEID_MOCK_URL", "use the mock already running at URL instead of starting one"),
+    ("image", "appleid_mock_image", "APPLEID_MOCK_IMAGE", "run this AppleIDMock image with Testcontainers instead of the binary"),
     ("ca", "appleid_mock_ca", "APPLEID_MOCK_CA", "the CA an https mock is checked against"),
     ("control-token", "appleid_mock_control_token", "APPLEID_MOCK_CONTROL_TOKEN", "the mock's --control-token"),
 ]
@@ -74,7 +76,7 @@ def appleid_mock_settings(pytestconfig):
     get = {ini: _setting(pytestconfig, ini, variable) for _, ini, variable, _ in OPTIONS}
     return MockSettings(binary=get["appleid_mock_bin"], checkout=get["appleid_mock_checkout"],
                         scenario=get["appleid_mock_scenario"], serve_args=tuple(pytestconfig.getini("appleid_mock_args")),
-                        url=get["appleid_mock_url"], ca=get["appleid_mock_ca"], control_token=get["appleid_mock_control_token"])
+                        url=get["appleid_mock_url"], image=get["appleid_mock_image"], ca=get["appleid_mock_ca"], control_token=get["appleid_mock_control_token"])
 
 
 class _Session:
@@ -96,6 +98,16 @@ def _appleid_mock_session(appleid_mock_settings, tmp_path_factory):
                            timeout=settings.timeout)
         mock.wait_until_healthy(settings.timeout)
         yield _Session(mock, None, None)
+        return
+    if settings.image:
+        from .testcontainers import AppleIDMockContainer
+        container = AppleIDMockContainer(settings.image, settings.scenario, settings.control_token,
+                                         notifications=settings.notifications, timeout=settings.timeout)
+        container.start()
+        try:
+            yield _Session(container.mock, container.receiver, None)
+        finally:
+            container.stop()
         return
     binary = find_binary(settings.binary, settings.checkout)
     scenario = load_scenario(binary, settings.scenario)
@@ -126,7 +138,8 @@ def _appleid_mock_session(appleid_mock_settings, tmp_path_factory):
 @pytest.fixture(scope="session")
 def appleid_mock(_appleid_mock_session):
     """The session's running appleid-mock (`AppleIDMock`): started from the binary on a free port
-    with the scenario (or the one at APPLEID_MOCK_URL), healthy, stopped at the end."""
+    with the scenario (or from the image with Testcontainers, or the one at APPLEID_MOCK_URL),
+    healthy, stopped at the end."""
     return _appleid_mock_session.mock
 
 
