@@ -79,14 +79,16 @@ class AppleIDMockContainer(DockerContainer):
             raise
         if self.receiver:
             self.receiver.attach(self.mock)
+            self._seen = AppleNotifications(self.receiver)
         return self
 
     @property
     def notifications(self):
-        """The verified notifications from now on: `.next()`, as the `apple_notifications` fixture."""
+        """The verified notifications since the container started: `.next()`, as the
+        `apple_notifications` fixture's."""
         if self.receiver is None:
             raise AppleIDMockError("this container was started with notifications=False")
-        return AppleNotifications(self.receiver)
+        return self._seen
 
     def _log_lines(self):
         _, stderr = self.get_logs()
