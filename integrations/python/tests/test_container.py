@@ -97,7 +97,7 @@ def test_container_Skips_WithoutAnEngine(pytester, monkeypatch):
             from test_container import engine_or_skip
             engine_or_skip()
     """)
-    pytester.syspathinsert(os.path.dirname(__file__))
+    monkeypatch.setenv("PYTHONPATH", os.path.dirname(__file__))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED * no container engine: DOCKER_HOST is unset and /var/run/docker.sock does not exist *",

@@ -8,6 +8,7 @@ the same verified notifications, from a receiver on this machine wired into the 
         apple.mock.sign_in("alice", "com.example.app")
 """
 import json
+import os
 import pathlib
 
 from testcontainers.core.container import DockerContainer
@@ -37,7 +38,11 @@ class AppleIDMockContainer(DockerContainer):
         self.receiver = None
         self.mock = None
         self.scenario = None
-        self.with_exposed_ports(PORT)
+        # A free port of this machine's loopback when the engine is local: the control API mints
+        # tokens for whoever reaches it. A remote engine's loopback is out of reach: every interface.
+        host = os.environ.get("DOCKER_HOST", "")
+        self._local = not host or host.startswith("unix://")
+        self.ports[str(PORT)] = ("127.0.0.1", None) if self._local else None
         if control_token:
             self.with_env("APPLEID_MOCK_CONTROL_TOKEN", control_token)
 
@@ -68,7 +73,12 @@ class AppleIDMockContainer(DockerContainer):
         self.with_command(["serve", "--scenario", SCENARIO_IN_CONTAINER])
         try:
             super().start()
-            url = f"http://{self.get_container_host_ip()}:{self.get_exposed_port(PORT)}"
+            if self._local:
+                # Where it was published (Testcontainers, run inside a container itself, would
+                # look for the engine's gateway instead).
+                url = f"http://127.0.0.1:{self.get_docker_client().port(self.get_container_id(), PORT)}"
+            else:
+                url = f"http://{self.get_container_host_ip()}:{self.get_exposed_port(PORT)}"
             self.mock = AppleIDMock(url, control_token=self._token, scenario=self.scenario, logs=self._log_lines,
                                     timeout=self._timeout)
             self.mock.wait_until_healthy(self._timeout, alive=self._alive)
