@@ -210,3 +210,15 @@ def test_actionStart_ServesHttpsWithTheExportedCa_AndTheTokenGuardsControl(runne
     # The twin: without the CA the certificate is not trusted.
     with pytest.raises(urllib.error.URLError, match="CERTIFICATE_VERIFY_FAILED"):
         fetch(f"{url}/__mock/health")
+
+
+@pytest.mark.parametrize("arguments, error", [
+    (["latest"], "release: VERSION must be MAJOR.MINOR.PATCH[-PRERELEASE] (e.g. 0.2.0), got 'latest'"),
+    (["0.2"], "release: VERSION must be MAJOR.MINOR.PATCH[-PRERELEASE] (e.g. 0.2.0), got '0.2'"),
+    (["0.2.0;rm"], "release: VERSION must be MAJOR.MINOR.PATCH[-PRERELEASE] (e.g. 0.2.0), got '0.2.0;rm'"),
+    (["0.2.0", "--engine", "lxc"], "release: --engine is docker or podman, got 'lxc'"),
+])
+def test_release_RefusesWhatIsNoRelease_BeforeBuilding(arguments, error):
+    """The twins of scripts/oci-check's `scripts/release 0.2.0`, which builds and checks a release."""
+    result = subprocess.run([str(ROOT / "scripts" / "release"), *arguments], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stderr.strip()) == (2, error)
