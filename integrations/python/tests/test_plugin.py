@@ -77,6 +77,18 @@ def test_plugin_ScenarioOption_ServesTheGivenUsers_AndTheBuiltInOneDoesNot(pytes
     result.stdout.fnmatch_lines(["E *appleid_mock.mock.AppleIDMockError: POST /__mock/sign-in answered 400: * (field user)"])
 
 
+def test_plugin_Notifications_SayWhy_WhenEveryTeamNamesItsOwnUrl(pytester, binary):
+    # The twin of the ten-line test, whose built-in scenario leaves the team's URL to the receiver.
+    scenario = json.loads(subprocess.run([binary, "scenario", "print"], capture_output=True, text=True, check=True).stdout)
+    scenario["teams"][0]["notification_url"] = "http://127.0.0.1:3000/apple/notifications"
+    pytester.makefile(".json", own=json.dumps(scenario))
+    pytester.makepyfile("def test_notified(apple_notifications):\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--appleid-mock-scenario", "own.json")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["E *appleid_mock.mock.AppleIDMockError: apple_notifications: every team of the scenario "
+                                 "names its own notification_url, so none sends notifications to the receiver"])
+
+
 def test_plugin_BinOption_BeatsTheEnvironment_AndABadOneIsNamed(pytester, binary, monkeypatch):
     pytester.makepyfile("def test_uses(appleid_mock):\n    assert appleid_mock.health()['status'] == 'ok'\n")
     monkeypatch.setenv("APPLEID_MOCK_BIN", "/nonexistent/appleid-mock")

@@ -153,10 +153,15 @@ def appleid_mock_reset(appleid_mock):
 @pytest.fixture
 def apple_notifications(_appleid_mock_session):
     """The notifications the mock sends from now on, verified: `apple_notifications.next()`."""
-    if _appleid_mock_session.receiver is None:
+    session = _appleid_mock_session
+    if session.receiver is None:
         raise AppleIDMockError("apple_notifications: the session's mock was started elsewhere (appleid_mock_url) or with "
                                "notifications=False, so no receiver is wired into its scenario")
-    return AppleNotifications(_appleid_mock_session.receiver)
+    teams = (session.mock.scenario or {}).get("teams") or []
+    if not any(team.get("notification_url") == session.receiver.url for team in teams):
+        raise AppleIDMockError("apple_notifications: every team of the scenario names its own notification_url, "
+                               "so none sends notifications to the receiver")
+    return AppleNotifications(session.receiver)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 
+import docker.errors
 from testcontainers.core.container import DockerContainer
 
 from .mock import AppleIDMock, AppleIDMockError
@@ -20,6 +21,8 @@ from .process import wire_receiver
 # Where the image's user reads it (its working directory).
 SCENARIO_IN_CONTAINER = "/srv/appleid-mock/scenario.json"
 PORT = 8080
+# The built-in scenario of each image this process ran, by image id.
+_BUILT_IN = {}
 
 
 class AppleIDMockContainer(DockerContainer):
@@ -52,9 +55,16 @@ class AppleIDMockContainer(DockerContainer):
             return source
         if source is not None:
             return json.loads(pathlib.Path(source).read_text())
-        # The built-in one, as this image's binary prints it.
-        printed = self.get_docker_client().client.containers.run(self.image, ["scenario", "print"], remove=True)
-        return json.loads(printed)
+        # The built-in one, as this image's binary prints it (once per image).
+        images = self.get_docker_client().client.images
+        try:
+            image_id = images.get(self.image).id
+        except docker.errors.ImageNotFound:
+            image_id = images.pull(self.image).id
+        if image_id not in _BUILT_IN:
+            printed = self.get_docker_client().client.containers.run(image_id, ["scenario", "print"], remove=True)
+            _BUILT_IN[image_id] = json.loads(printed)
+        return json.loads(json.dumps(_BUILT_IN[image_id]))
 
     def _gateway(self):
         network = self.get_docker_client().client.networks.get(self._kwargs.get("network") or "bridge")
