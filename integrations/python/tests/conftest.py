@@ -20,4 +20,13 @@ def binary(monkeypatch):
     for name in [n for n in os.environ if n.startswith("APPLEID_MOCK_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("APPLEID_MOCK_BIN", BINARY)
+    quick_inner_runs(monkeypatch)
     return BINARY
+
+
+def quick_inner_runs(monkeypatch):
+    """pytester's runs load this plugin alone, not every plugin of the venv (the interop venv's
+    schemathesis and hypothesis take seconds to import). test_package_FreshVirtualenv… loads it
+    by its entry point, as a user's pytest does."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p appleid_mock.plugin")

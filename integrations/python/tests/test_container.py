@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 
+from conftest import quick_inner_runs
 from test_plugin import TEN_LINES
 
 IMAGE = os.environ.get("APPLEID_MOCK_TEST_IMAGE")
@@ -36,6 +37,7 @@ def engine(monkeypatch):
     client = engine_or_skip()
     # Testcontainers' reaper is an image from a registry; the containers here are removed by stop().
     monkeypatch.setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+    quick_inner_runs(monkeypatch)
     return client
 
 
@@ -89,6 +91,7 @@ def test_container_RefusedScenario_IsAnErrorWithTheMocksWords(engine):
 def test_container_Skips_WithoutAnEngine(pytester, monkeypatch):
     """The twin of the others: with no engine named, the same tests skip and say why."""
     monkeypatch.delenv("DOCKER_HOST", raising=False)
+    quick_inner_runs(monkeypatch)
     pytester.makepyfile("""
         import os, pytest
         def test_needs_engine():

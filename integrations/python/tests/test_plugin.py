@@ -291,6 +291,8 @@ def test_package_FreshVirtualenv_RunsTheTenLineTest_WithNoOtherSetup(binary, tmp
                               f"{ROOT / 'integrations' / 'python'}[jwt,requests]", "pytest"], capture_output=True, text=True)
     assert install.returncode == 0, install.stdout + install.stderr
     (tmp_path / "test_ten_lines.py").write_text(TEN_LINES.replace("CLIENT", '"com.example.app"'))
+    import os
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
     run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_ten_lines.py"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+                         env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.splitlines()[-1].startswith("1 passed"), run.stdout + run.stderr
