@@ -34,6 +34,7 @@ enum BenchCommand {
         let cores = report.cores
         switch options.only {
         case .users?: return try measureUsers(options, into: &report)
+        case .scenario?: return try measureScenarioUsers(options, into: &report)
         case .journal?: return try measureJournal(options, into: &report)
         case .mail?: return try measureMail(options, into: &report)
         case .state?: return try measureState(options, into: &report)
@@ -78,6 +79,7 @@ enum BenchCommand {
             report.notifications = try NotificationLoad.run(binary: options.server, count: options.notifications, deadline: 300)
         }
         try measureUsers(options, into: &report)
+        try measureScenarioUsers(options, into: &report)
         try measureMail(options, into: &report)
         try measureState(options, secret: secret, into: &report)
         try measureDashboard(options, into: &report)
@@ -113,6 +115,13 @@ enum BenchCommand {
         report.userLookups = try UserLookupLoad.run(binary: options.server, secret: try clientSecret(options), users: options.users,
                                                     events: options.userEvents, exchanges: options.userExchanges,
                                                     connections: min(options.connections, 8), threads: report.cores, progress: progress)
+    }
+
+    /// The scenario-file rows: start, credential state and sign-in by sub with many users against 3.
+    private static func measureScenarioUsers(_ options: BenchOptions, into report: inout BenchReport) throws {
+        guard options.scenarioUsers > 0 else { return }
+        report.scenarioUsers = try ScenarioUsersLoad.run(binary: options.server, users: options.scenarioUsers, lookups: options.scenarioLookups,
+                                                         progress: progress)
     }
 
     /// A client_secret for the web client, a day long.

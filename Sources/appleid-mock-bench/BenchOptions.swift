@@ -5,7 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
-                              [--users N] [--only users|journal|mail|state|dashboard]
+                              [--users N] [--scenario-users N] [--only users|scenario|journal|mail|state|dashboard]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -17,7 +17,10 @@ struct BenchOptions {
       --notifications N  account events whose notifications a local receiver awaits, in two batches
                          (default 100000: the first and last 10000 are timed against each other)
       --users N          users loaded for the sub-lookup row, against 10 (default 100000, 0 skips it)
+      --scenario-users N users of a scenario file, against the built-in 3: start, credential state and sign-in
+                         by sub (default 100000, 0 skips it)
       --only users       measure only the sub-lookup row
+      --only scenario    measure only the scenario-users rows
       --only journal     measure only the journal's rows (on against --journal off)
       --only mail        measure only the SMTP rows (messages/s, the mailbox's memory, /auth/keys beside it)
       --only state       measure only the --state rows (code exchanges and /auth/keys against none, idle memory)
@@ -43,10 +46,13 @@ struct BenchOptions {
     var users = 100_000
     var userEvents = 10_000
     var userExchanges = 10_000
+    /// Users of the scenario-file row (0: skipped), and its lookups of each kind per mock.
+    var scenarioUsers = 100_000
+    var scenarioLookups = 2000
     /// Measure only one part (`--only users|journal`); nil measures everything.
     var only: Part?
     /// What `--only` can name.
-    enum Part: String, CaseIterable { case users, journal, mail, state, dashboard }
+    enum Part: String, CaseIterable { case users, scenario, journal, mail, state, dashboard }
     /// Whether the run measures everything, not one part.
     var measuresAll: Bool { only == nil }
     /// The dashboard row: runtime users, notifications in the log, timed page loads.
@@ -93,9 +99,12 @@ struct BenchOptions {
             case "--idle": idleConnections = try count(argument, 0...100_000)
             case "--notifications": notifications = try count(argument, 0...1_000_000)
             case "--users": users = try count(argument, 0...100_000)
+            case "--scenario-users": scenarioUsers = try count(argument, 0...200_000)
             case "--only":
                 let name = try value(argument)
-                guard let part = Part(rawValue: name) else { throw Invalid(message: "--only takes \"users\", \"journal\", \"mail\", \"state\" or \"dashboard\", got \"\(name)\"") }
+                guard let part = Part(rawValue: name) else {
+                    throw Invalid(message: "--only takes \"users\", \"scenario\", \"journal\", \"mail\", \"state\" or \"dashboard\", got \"\(name)\"")
+                }
                 only = part
             case "--help", "-h": throw Invalid(message: "")
             default: throw Invalid(message: "unknown option \"\(argument)\"")
@@ -108,6 +117,8 @@ struct BenchOptions {
             if !explicit.contains("--cold-starts") { coldStarts = 3 }
             if !explicit.contains("--notifications") { notifications = 100 }
             if !explicit.contains("--users") { users = 1000 }
+            if !explicit.contains("--scenario-users") { scenarioUsers = 2000 }
+            scenarioLookups = 100
             userEvents = 500
             userExchanges = 400
             dashboardUsers = 100

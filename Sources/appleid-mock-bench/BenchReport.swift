@@ -14,6 +14,7 @@ struct BenchReport {
     var notifications: NotificationLoad?
     var tls: TLSLoad?
     var userLookups: UserLookupLoad?
+    var scenarioUsers: ScenarioUsersLoad?
     var journal: JournalLoad?
     var mail: MailLoad?
     var state: StateLoad?
@@ -28,7 +29,7 @@ struct BenchReport {
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
             + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0) + (state?.failures ?? 0)
-            + (dashboard?.failures ?? 0)
+            + (dashboard?.failures ?? 0) + (scenarioUsers.map { $0.few.failures + $0.many.failures } ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -164,6 +165,17 @@ struct BenchReport {
                          "10 users " + ms(lookups.few.tokenP99), fraction(lookups.tokenP99Ratio), "<= 2.00", met(lookups.tokenP99Ratio <= 2)])
             rows.append(["  /auth/token p50 beside events", ms(lookups.many.tokenP50), "10 users " + ms(lookups.few.tokenP50), "", "", ""])
         }
+        if let scenario = scenarioUsers {
+            let (many, few) = (scenario.many, scenario.few)
+            let users = count(Double(many.users))
+            rows.append(["scenario of \(users) users (\(String(format: "%.1f MB", Double(many.fileBytes) / 1e6))): start to first answer",
+                         String(format: "%.2f s", many.startSeconds), String(format: "3 users %.2f s", few.startSeconds), "",
+                         "< 1 s per 10k users", met(many.startSeconds < Double(many.users) / 10_000)])
+            rows.append(["  credential state by sub p99 (p50), \(users) users", "\(ms(many.statedP99)) (\(ms(many.statedP50)))",
+                         "3 users " + ms(few.statedP99), fraction(scenario.statedRatio), "<= 2.00", met(scenario.statedRatio <= 2)])
+            rows.append(["  native sign-in by sub p99 (p50), \(users) users", "\(ms(many.signInP99)) (\(ms(many.signInP50)))",
+                         "3 users " + ms(few.signInP99), fraction(scenario.signInRatio), "<= 2.00", met(scenario.signInRatio <= 2)])
+        }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
         if options.smoke {
@@ -248,6 +260,14 @@ struct BenchReport {
             figures["user_lookups"] = ["few": run(lookups.few), "many": run(lookups.many), "events_ratio_few_to_many": lookups.eventsRatio,
                                        "token_p99_ratio_many_to_few": lookups.tokenP99Ratio, "events": options.userEvents,
                                        "exchanges": options.userExchanges]
+        }
+        if let scenario = scenarioUsers {
+            func run(_ run: ScenarioUsersLoad.Run) -> [String: Any] {
+                ["users": run.users, "file_bytes": run.fileBytes, "start_s": run.startSeconds, "credential_state_p50_ms": run.statedP50,
+                 "credential_state_p99_ms": run.statedP99, "sign_in_p50_ms": run.signInP50, "sign_in_p99_ms": run.signInP99, "failures": run.failures]
+            }
+            figures["scenario_users"] = ["few": run(scenario.few), "many": run(scenario.many), "credential_state_p99_ratio": scenario.statedRatio,
+                                         "sign_in_p99_ratio": scenario.signInRatio, "lookups": options.scenarioLookups]
         }
         return try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys, .prettyPrinted])
     }

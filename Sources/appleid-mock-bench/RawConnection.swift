@@ -55,6 +55,8 @@ final class RawConnection: @unchecked Sendable {
 
     /// `GET /auth/keys`, the request most figures time.
     static let keysRequest = Array("GET /auth/keys HTTP/1.1\r\nHost: bench\r\n\r\n".utf8)
+    /// `GET /__mock/health` from a local caller (the control API answers local hosts only).
+    static let healthRequest = Array("GET /__mock/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
 
     private func send(_ bytes: [UInt8]) throws(Failure) {
         var sent = 0

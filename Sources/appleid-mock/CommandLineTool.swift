@@ -16,6 +16,8 @@ enum CommandLineTool {
            appleid-mock clock [show|advance S|set TIME|freeze|unfreeze]
                                                    a running mock's clock
            appleid-mock reset                      a running mock back to its scenario
+           appleid-mock faults [list|add JSON|incident NAME|remove ID|clear]
+                                                   a running mock's injected faults and Apple's incidents
            appleid-mock health                     exit 0 when a running mock answers
            appleid-mock tls generate --out DIR     a test CA and a certificate for appleid.apple.com
            appleid-mock event TYPE --user U --client ID
@@ -51,6 +53,7 @@ enum CommandLineTool {
             case "keys": return try KeysCommand.run(rest, environment: environment)
             case "clock": return try ClockCommand.run(rest, environment: environment)
             case "reset": return try ResetCommand.run(rest, environment: environment)
+            case "faults": return try FaultsCommand.run(rest, environment: environment)
             case "event": return try EventCommand.run(rest, environment: environment)
             case "events": return try EventsCommand.run(rest, environment: environment)
             case "requests": return try RequestsCommand.run(rest, environment: environment)

@@ -64,7 +64,7 @@ enum MailCommand {
         return 0
     }
 
-    /// `ID  forwarded a@private.icloud.com -> bob@example.com; refused …  from SENDER  "SUBJECT"`.
+    /// `ID  forwarded a@privaterelay.appleid.com -> bob@example.com; refused …  from SENDER  "SUBJECT"`.
     static func summary(_ message: JSONObject) -> String {
         let recipients = (message["recipients"]?.arrayValue ?? []).compactMap(\.objectValue).map { recipient -> String in
             let address = recipient["address"]?.stringValue ?? "?"

@@ -135,3 +135,64 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertEqual(try run(["reset", "extra"]).status, 2)
     }
 }
+
+/// `appleid-mock faults` against a running mock: list, add, an incident with its minutes, remove,
+/// clear by incident; bad arguments exit 2, the mock's refusals 1.
+final class FaultsCommandTests: XCTestCase {
+    private var server: CLIProcess.Server!
+    private var url = ""
+
+    override func setUpWithError() throws {
+        server = try CLIProcess.Server(["--port", "0"])
+        url = "http://127.0.0.1:\(try XCTUnwrap(server.port, server.firstLine))"
+    }
+
+    override func tearDown() {
+        server?.stop()
+    }
+
+    private func run(_ arguments: [String]) throws -> CLIProcess.Result {
+        try CLIProcess.run(arguments + ["--server", url])
+    }
+
+    private func json(_ result: CLIProcess.Result, file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
+        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+        guard case .object(let object) = try JSONParser.parse(Array(result.stdout.utf8)) else { throw JOSEError.malformedJWS("not an object") }
+        return object
+    }
+
+    func testFaults_AddsAnIncidentListsRemovesAndClearsIt() throws {
+        let installed = try json(try run(["faults", "incident", "token-endpoint-outage", "--minutes", "3"]))
+        XCTAssertEqual(installed["incident"], "token-endpoint-outage")
+        XCTAssertEqual(installed["faults"]?.arrayValue?.first?.objectValue?["for_seconds"], .int(180))
+        let token = try RawHTTPClient(port: try XCTUnwrap(server.port)).roundTrip("POST", "/auth/token", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                                                                 body: Array("grant_type=refresh_token".utf8))
+        XCTAssertEqual(token.status, 503)
+        let added = try json(try run(["faults", "add", #"{"path":"/auth/keys","action":"delay","delay_ms":1}"#]))
+        XCTAssertEqual(added["id"], "f2")
+        XCTAssertEqual(try json(try run(["faults"]))["faults"]?.arrayValue?.count, 2)
+        XCTAssertEqual(try json(try run(["faults", "clear", "--incident", "token-endpoint-outage"]))["removed"], .int(1))
+        XCTAssertEqual(try json(try run(["faults", "remove", "f2"]))["id"], "f2")
+        XCTAssertEqual(try json(try run(["faults", "list"]))["faults"], .array([]))
+        // The mock's refusals exit 1 with its answer.
+        let unknown = try run(["faults", "remove", "f9"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.stderr.hasPrefix("appleid-mock: the mock answered 404: "), unknown.stderr)
+        let refused = try run(["faults", "add", #"{"path":"/__mock/users","action":"close"}"#])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains(#""field":"path""#), refused.stderr)
+    }
+
+    func testFaults_RefusesBadArgumentsWithExitTwo_AndListsIncidentsOffline() throws {
+        for arguments in [["faults", "incident"], ["faults", "incident", "apple-down"], ["faults", "incident", "token-endpoint-outage", "--minutes", "0"],
+                          ["faults", "add"], ["faults", "add", "[1]"], ["faults", "remove"], ["faults", "remove", "f1/x"], ["faults", "clear", "--incident", "nope"],
+                          ["faults", "list", "--minutes", "3"], ["faults", "spin"]] {
+            let result = try run(arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("appleid-mock: "), result.stderr)
+        }
+        let incidents = try CLIProcess.run(["faults", "incidents"])
+        XCTAssertEqual(incidents.status, 0)
+        XCTAssertEqual(incidents.stdout.split(separator: "\n").map { String($0.split(separator: " ")[0]) }, FaultIncident.allCases.map(\.rawValue))
+    }
+}

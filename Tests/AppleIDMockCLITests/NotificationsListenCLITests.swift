@@ -78,8 +78,8 @@ final class NotificationsListenCLITests: XCTestCase {
         let (status, rest, stderr) = listener.waitForExit()
         XCTAssertEqual(status, 0, stderr)
         let lines = rest.split(separator: "\n").map(String.init)
-        let expected = [("consent-revoked", subs[0], ""), ("email-disabled", subs[1], " email=\\S+@private\\.icloud\\.com is_private_email=true"),
-                        ("email-enabled", subs[2], " email=\\S+@private\\.icloud\\.com is_private_email=true"), ("account-deleted", subs[3], "")]
+        let expected = [("consent-revoked", subs[0], ""), ("email-disabled", subs[1], " email=\\S+@privaterelay\\.appleid\\.com is_private_email=true"),
+                        ("email-enabled", subs[2], " email=\\S+@privaterelay\\.appleid\\.com is_private_email=true"), ("account-deleted", subs[3], "")]
         XCTAssertEqual(lines.count, 4, rest)
         for ((type, sub, email), line) in zip(expected, lines) {
             let pattern = "^\(type) sub=\(NSRegularExpression.escapedPattern(for: sub)) aud=com\\.example\\.app event_time=[0-9]{13}\(email) verified kid=W2ek7HdPaL$"

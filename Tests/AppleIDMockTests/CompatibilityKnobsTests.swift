@@ -22,6 +22,7 @@ final class CompatibilityKnobsTests: XCTestCase {
         changed.pkcePlainAllowed.toggle()
         changed.clientSecretIATLeeway = 17
         changed.clientSecretClock = .real
+        changed.clientSecretAudArray = .refuse
         changed.emailOnLaterLogins.toggle()
         changed.shuffleKeys.toggle()
         changed.authorizeErrorFormat = .json
@@ -35,8 +36,8 @@ final class CompatibilityKnobsTests: XCTestCase {
         changed.jwksCacheControl = "no-store"
         changed.eventsClaimFormat = changed.eventsClaimFormat == .string ? .object : .string
         changed.notificationRetryDelays = [1, 2]
-        changed.relayDomain = .privateRelayAppleID
-        changed.relayRefusal = "5.7.1 <{recipient}>: relay not permitted"
+        changed.relayDomain = .privateICloud
+        for refusal in RelayRefusal.allCases { changed.relayRefusal[refusal] = "5.7.1 <{recipient}>: \(refusal.rawValue) here" }
         // Every field differs from its default, so a knob that is not read or not written shows.
         for (field, (left, right)) in zip(Mirror(reflecting: changed).children, zip(Mirror(reflecting: changed).children, Mirror(reflecting: Compatibility()).children)) {
             XCTAssertNotEqual(String(describing: left.value), String(describing: right.value), "\(field.label ?? "?") left at its default")

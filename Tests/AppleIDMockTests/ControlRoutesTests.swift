@@ -444,7 +444,7 @@ final class ControlRoutesTests: XCTestCase {
         func team(_ teamID: String) -> String {
             #"{"relay_email":"\#(Identity.relayAddress(teamID: teamID, userID: id))","relay_forwarding":true,"sub":"\#(teamSub(id, team: teamID))","team_id":"\#(teamID)"}"#
         }
-        assertControl(response, 201, #"{"deleted":false,"email":"\#(id)@example.com","family_name":"Carlson","given_name":"Carol","hide_email":true,"id":"\#(id)","real_user_status":1,"relay_domain":"private.icloud.com","teams":[\#(team("MOCKTEAM01")),\#(team(Self.teamB))]}"#)
+        assertControl(response, 201, #"{"deleted":false,"email":"\#(id)@example.com","family_name":"Carlson","given_name":"Carol","hide_email":true,"id":"\#(id)","real_user_status":1,"relay_domain":"privaterelay.appleid.com","teams":[\#(team("MOCKTEAM01")),\#(team(Self.teamB))]}"#)
         let teams = try XCTUnwrap(try jsonObject(response.body)["teams"]?.arrayValue)
         for entry in teams {
             XCTAssertTrue(matches(entry.objectValue?["relay_email"]?.stringValue, relayPattern))
@@ -457,18 +457,18 @@ final class ControlRoutesTests: XCTestCase {
         let listed = try server.get("/__mock/users")
         XCTAssertEqual(listed.status, 200)
         let users = try XCTUnwrap(try jsonObject(listed.body)["users"]?.arrayValue).compactMap(\.objectValue)
-        XCTAssertEqual(users.map { $0["id"]?.stringValue }, ["alice", "bob", id, other])
-        XCTAssertEqual(users[3]["given_name"], "")
-        XCTAssertEqual(users[3]["hide_email"], false)
-        XCTAssertEqual(users[3]["real_user_status"], .int(2))
-        XCTAssertEqual(users[3]["relay_domain"], "private.icloud.com")
-        // A user on the legacy domain: the same local part, the old domain, in every team.
-        let legacy = freshUserID()
-        let old = try jsonObject(try server.postJSON("/__mock/users", #"{"id":"\#(legacy)","email":"\#(legacy)@example.com","relay_domain":"privaterelay.appleid.com"}"#).body)
-        XCTAssertEqual(old["relay_domain"], "privaterelay.appleid.com")
-        XCTAssertEqual(old["teams"]?.arrayValue?.compactMap { $0.objectValue?["relay_email"]?.stringValue },
-                       ["MOCKTEAM01", Self.teamB].map { Identity.relayAddress(teamID: $0, userID: legacy, domain: .privateRelayAppleID) })
-        XCTAssertTrue(Identity.relayAddress(teamID: "MOCKTEAM01", userID: legacy, domain: .privateRelayAppleID).hasSuffix("@privaterelay.appleid.com"))
+        XCTAssertEqual(users.map { $0["id"]?.stringValue }, ["alice", "bob", "carol", id, other])
+        XCTAssertEqual(users[4]["given_name"], "")
+        XCTAssertEqual(users[4]["hide_email"], false)
+        XCTAssertEqual(users[4]["real_user_status"], .int(2))
+        XCTAssertEqual(users[4]["relay_domain"], "privaterelay.appleid.com")
+        // A user on the new domain: the same local part, the new domain, in every team.
+        let moved = freshUserID()
+        let new = try jsonObject(try server.postJSON("/__mock/users", #"{"id":"\#(moved)","email":"\#(moved)@example.com","relay_domain":"private.icloud.com"}"#).body)
+        XCTAssertEqual(new["relay_domain"], "private.icloud.com")
+        XCTAssertEqual(new["teams"]?.arrayValue?.compactMap { $0.objectValue?["relay_email"]?.stringValue },
+                       ["MOCKTEAM01", Self.teamB].map { Identity.relayAddress(teamID: $0, userID: moved, domain: .privateICloud) })
+        XCTAssertTrue(Identity.relayAddress(teamID: "MOCKTEAM01", userID: moved, domain: .privateICloud).hasSuffix("@private.icloud.com"))
     }
 
     func testUsersRoute_RefusesDuplicateMissingAndBadFields() throws {
@@ -494,7 +494,7 @@ final class ControlRoutesTests: XCTestCase {
         assertControl(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","relay_domain":"icloud.com"}"#), 400,
                       #"{"error":"expected \"private.icloud.com\" or \"privaterelay.appleid.com\"","field":"relay_domain"}"#)
         let users = try XCTUnwrap(try jsonObject(try server.get("/__mock/users").body)["users"]?.arrayValue)
-        XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", id])
+        XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", "carol", id])
         // Twin: the same user with every field right is accepted.
         XCTAssertEqual(try server.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","real_user_status":0}"#).status, 201)
     }
@@ -568,7 +568,7 @@ final class ControlRoutesTests: XCTestCase {
         assertControl(try server.postJSON("/__mock/reset", ""), 200, #"{"active_kid":"W2ek7HdPaL","now":"2023-11-14T22:13:20Z"}"#)
         // Users added at runtime are gone.
         let users = try XCTUnwrap(try jsonObject(try server.get("/__mock/users").body)["users"]?.arrayValue)
-        XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob"])
+        XCTAssertEqual(users.map { $0.objectValue?["id"]?.stringValue }, ["alice", "bob", "carol"])
         let signIn = try server.postJSON("/__mock/authorize", #"{"client_id":"com.example.web","redirect_uri":"\#(webRedirect)","response_type":"code","user":"\#(id)"}"#)
         assertControl(signIn, 400, #"{"apple_error":"invalid_request","error":"no user \"\#(id)\" in the scenario","field":"user"}"#)
         // Codes and tokens from before are refused.

@@ -392,7 +392,7 @@ final class DomainOperationTests: XCTestCase {
         let domain = try makeDomain()
         let added = try events(of: domain) { XCTAssertEqual(try domain.addUser(freshUser()), freshUser()) }
         XCTAssertEqual(added, [.userAdded(AddedUser(user: freshUser(), teams: domain.scenario.teams))])
-        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "dora"])
+        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "carol", "dora"])
         XCTAssertEqual(domain.state.user("dora")?.user, freshUser())
         XCTAssertEqual(try approve(domain, user: "dora")["user"], #"{"name":{"firstName":"Dora","lastName":"Doe"},"email":"dora@example.com"}"#)
         XCTAssertNil(try approve(domain, user: "dora")["user"])
@@ -412,7 +412,7 @@ final class DomainOperationTests: XCTestCase {
         var badStatus = freshUser("fred")
         badStatus.realUserStatus = 3
         XCTAssertEqual((assertThrows(try domain.addUser(badStatus)) as? ControlInputError)?.field, "real_user_status")
-        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "dora"])
+        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "carol", "dora"])
     }
 
     // MARK: - Clock
@@ -470,7 +470,7 @@ final class DomainOperationTests: XCTestCase {
 
         let caused = events(of: domain) { domain.state.reset() }
         XCTAssertEqual(summary(caused), ["reset"])
-        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob"])
+        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "carol"])
         XCTAssertNil(domain.state.user("dora"))
         XCTAssertEqual(domain.state.consentCount, 0)
         XCTAssertEqual(domain.state.pendingCodeCount, 0)

@@ -45,7 +45,7 @@ final class FaultInjectionTests: XCTestCase {
         let form: [(String, String)] = [("client_id", "com.example.web"), ("client_secret", try server.secret()), ("grant_type", "authorization_code"),
                                         ("code", code), ("redirect_uri", webRedirect)]
         let refused = try server.postForm("/auth/token", form)
-        XCTAssertEqual(refused.rawText, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/html\r\nRetry-After: 5\r\nContent-Length: 17\r\n\r\n<html>busy</html>")
+        XCTAssertEqual(refused.rawText, "HTTP/1.1 503 Service Unavailable\r\nServer: Apple\r\nContent-Type: text/html\r\nRetry-After: 5\r\nContent-Length: 17\r\n\r\n<html>busy</html>")
         // Another grant type and another client pass through to Apple's endpoint.
         XCTAssertEqual(try server.postForm("/auth/token", [("client_id", "com.example.web"), ("grant_type", "refresh_token")]).status, 400)
         XCTAssertEqual(try server.postForm("/auth/token", [("client_id", "com.example.app"), ("grant_type", "authorization_code")]).status, 400)
@@ -118,8 +118,8 @@ final class FaultInjectionTests: XCTestCase {
         _ = try install(server, #"{"target":"notifications","action":"drop","times":1}"#)
         XCTAssertEqual(try server.get("/auth/keys").status, 500)
         XCTAssertEqual(try server.get("/__mock/faults").text,
-                       #"{"faults":[{"action":"respond","always":true,"body":"","fired":1,"headers":{},"id":"f1","path":"/auth/keys","remaining":null,"status":500,"target":"http"},"#
-                       + #"{"action":"drop","fired":0,"id":"f2","remaining":1,"target":"notifications","times":1}]}"#)
+                       #"{"faults":[{"action":"respond","always":true,"body":"","fired":1,"headers":{},"id":"f1","path":"/auth/keys","remaining":null,"status":500,"target":"http","until":null},"#
+                       + #"{"action":"drop","fired":0,"id":"f2","remaining":1,"target":"notifications","times":1,"until":null}]}"#)
         XCTAssertEqual(try server.client().roundTrip("DELETE", "/__mock/faults/f1").status, 200)
         XCTAssertEqual(try server.get("/auth/keys").status, 200, "a removed fault no longer fires")
         let missing = try server.client().roundTrip("DELETE", "/__mock/faults/f1")

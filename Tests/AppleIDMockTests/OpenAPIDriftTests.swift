@@ -103,7 +103,8 @@ enum OpenAPIDrift {
         return lines
     }
 
-    /// The parameter names of an operation and the property names of its request bodies.
+    /// The parameter names of an operation and the property names of its request bodies (of each
+    /// `oneOf` shape).
     static func fieldNames(_ operation: [String: Any], document: [String: Any]) -> Set<String> {
         var names: Set<String> = []
         for parameter in operation["parameters"] as? [[String: Any]] ?? [] {
@@ -112,7 +113,9 @@ enum OpenAPIDrift {
         let body = resolve(operation["requestBody"] as? [String: Any] ?? [:], document)
         for case let media as [String: Any] in (body["content"] as? [String: Any] ?? [:]).values {
             let schema = resolve(media["schema"] as? [String: Any] ?? [:], document)
-            names.formUnion((schema["properties"] as? [String: Any] ?? [:]).keys)
+            // A body of one of several shapes names the fields of each.
+            let branches = (schema["oneOf"] as? [[String: Any]] ?? []).map { resolve($0, document) }
+            for shape in [schema] + branches { names.formUnion((shape["properties"] as? [String: Any] ?? [:]).keys) }
         }
         return names
     }

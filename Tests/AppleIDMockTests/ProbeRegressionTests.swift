@@ -167,7 +167,7 @@ final class ProbeRegressionTests: XCTestCase {
         XCTAssertEqual(assertThrows(try BoundedFile.read(big, limit: 4 << 20)) as? BoundedFile.Failure,
                        BoundedFile.Failure(message: "expected at most 4194304 bytes, found 3221225472"))
         XCTAssertEqual((assertThrows(try Scenario.load(path: big)) as? ScenarioError)?.problems,
-                       [.init(path: "$", message: "expected at most 4194304 bytes, found 3221225472")])
+                       [.init(path: "$", message: "expected at most 33554432 bytes, found 3221225472")])
         XCTAssertEqual(assertThrows(try BoundedFile.read("/dev/zero", limit: 10)) as? BoundedFile.Failure,
                        BoundedFile.Failure(message: "cannot read file /dev/zero: not a regular file"))
         let exact = directory + "/exact"

@@ -26,11 +26,11 @@ let otherWebRedirect = "https://app.example.com/callback"
 let accessTokenPattern = #"^a[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
 let refreshTokenPattern = #"^r[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
 let codePattern = #"^c[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
-/// A relay address on the domain Apple issues new ones on (apple-reference.md §6).
-let relayPattern = #"^[a-z0-9]{10}@private\.icloud\.com$"#
+/// A relay address on the domain Apple issues them on today (apple-reference.md §6).
+let relayPattern = #"^[a-z0-9]{10}@privaterelay\.appleid\.com$"#
 
 extension Identity {
-    /// The relay address a user of today's default scenario gets: on `private.icloud.com`.
+    /// The relay address a user of today's default scenario gets: on `privaterelay.appleid.com`.
     static func relayAddress(teamID: String, userID: String) -> String {
         relayAddress(teamID: teamID, userID: userID, domain: .issued)
     }
@@ -269,11 +269,11 @@ func assertAppleError(_ response: RawHTTPResponse, _ body: String, file: StaticS
     assertNoStoreJSONHeaders(response, file: file, line: line)
 }
 
-/// Fails unless the head is exactly Apple's token-answer head: JSON with charset, no-store,
-/// no-cache, and the length (nothing else).
+/// Fails unless the head is exactly Apple's token-answer head: `Server: Apple`, JSON with
+/// charset, no-store, no-cache, and the length (nothing else).
 func assertNoStoreJSONHeaders(_ response: RawHTTPResponse, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.headers.fields.map { "\($0.name): \($0.value)" },
-                   ["Content-Type: application/json;charset=UTF-8", "Cache-Control: no-store", "Pragma: no-cache",
+                   ["Server: Apple", "Content-Type: application/json;charset=UTF-8", "Cache-Control: no-store", "Pragma: no-cache",
                     "Content-Length: \(response.body.count)"], file: file, line: line)
 }
 

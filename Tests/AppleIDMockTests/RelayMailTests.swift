@@ -10,8 +10,8 @@ import XCTest
 final class RelayMailTests: XCTestCase {
     static let otherTeam = "OTHERTEAM1"
 
-    /// The default scenario plus a second team (its own sources: a domain and one address) and
-    /// carol, whose relay addresses stay on the legacy domain.
+    /// The default scenario (bob relayed from `privaterelay.appleid.com`, carol from
+    /// `private.icloud.com`) plus a second team (its own sources: a domain and one address).
     private func start(_ adjust: (inout AppleIDMockConfiguration) -> Void = { _ in }) throws -> AppleIDMockServer {
         try startFrozenMock { configuration in
             configuration.smtpPort = 0
@@ -20,14 +20,12 @@ final class RelayMailTests: XCTestCase {
                                                                                                           publicKeyPEM: scenario.teams[0].developerKeys[0].publicKeyPEM)],
                                                 clients: [Scenario.Client(clientID: "org.other.app", kind: .appID)],
                                                 emailSources: Scenario.EmailSources(domains: ["other.example"], addresses: ["Billing@Partner.example"])))
-            scenario.users.append(Scenario.User(id: "carol", email: "carol@example.com", givenName: "Carol", familyName: "C", hideEmail: true,
-                                                relayDomain: .privateRelayAppleID))
             configuration.scenario = scenario
             adjust(&configuration)
         }
     }
 
-    private func relay(_ user: String, team: String = "MOCKTEAM01", domain: RelayDomain = .privateICloud) -> String {
+    private func relay(_ user: String, team: String = "MOCKTEAM01", domain: RelayDomain = .privateRelayAppleID) -> String {
         Identity.relayAddress(teamID: team, userID: user, domain: domain)
     }
 
@@ -59,8 +57,8 @@ final class RelayMailTests: XCTestCase {
     func testRelay_ForwardsARegisteredSendersMail_OnBothDomains_ToTheRealAddresses() throws {
         let server = try start()
         defer { server.stop() }
-        let (bob, carol) = (relay("bob"), relay("carol", domain: .privateRelayAppleID))
-        XCTAssertTrue(bob.hasSuffix("@private.icloud.com") && carol.hasSuffix("@privaterelay.appleid.com"))
+        let (bob, carol) = (relay("bob"), relay("carol", domain: .privateICloud))
+        XCTAssertTrue(bob.hasSuffix("@privaterelay.appleid.com") && carol.hasSuffix("@private.icloud.com"))
         let transcript = try converse(server, from: "noreply@example.com", to: [bob, carol.uppercased()])
         XCTAssertEqual(transcript, Self.greeting + Self.ehlo + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n250 2.1.5 Ok\r\n"
                        + "354 End data with <CR><LF>.<CR><LF>\r\n250 2.0.0 Ok: queued as 1\r\n221 2.0.0 Bye\r\n")
@@ -79,27 +77,29 @@ final class RelayMailTests: XCTestCase {
         let server = try start()
         defer { server.stop() }
         let bob = relay("bob")
-        let refused = { (sender: String) in "550 5.1.1 <\(sender)>: unauthorized sender\r\n" }
-        // (sender, recipient, accepted?) — each refusal next to the twin that is accepted.
-        let cases: [(String, String, Bool)] = [
-            ("noreply@example.com", bob, true),
-            ("noreply@example.org", bob, false),                   // unregistered domain
-            ("noreply@mail.example.com", bob, false),              // a subdomain is its own entry
-            ("news@other.example", bob, false),                    // another team's domain
-            ("news@other.example", relay("bob", team: Self.otherTeam), true),
-            ("billing@partner.example", relay("bob", team: Self.otherTeam), true),   // a registered address
-            ("sales@partner.example", relay("bob", team: Self.otherTeam), false),
-            ("", bob, false),                                      // the null sender
-            ("noreply@example.com", "zzzzzzzzzz@private.icloud.com", false),  // no such relay address
-            ("noreply@example.com", relay("bob", domain: .privateRelayAppleID), false),  // bob's local part, the wrong domain
+        let unauthorized = { (sender: String) in "550 5.1.1 <\(sender)>: unauthorized sender\r\n" }
+        let unknown = { (recipient: String) in "550 5.1.1 <\(recipient)>: user not found\r\n" }
+        let accepted = "250 2.1.5 Ok\r\n"
+        // (sender, recipient, reply) — each refusal next to the twin that is accepted.
+        let cases: [(String, String, String)] = [
+            ("noreply@example.com", bob, accepted),
+            ("noreply@example.org", bob, unauthorized("noreply@example.org")),              // unregistered domain
+            ("noreply@mail.example.com", bob, unauthorized("noreply@mail.example.com")),    // a subdomain is its own entry
+            ("news@other.example", bob, unauthorized("news@other.example")),                // another team's domain
+            ("news@other.example", relay("bob", team: Self.otherTeam), accepted),
+            ("billing@partner.example", relay("bob", team: Self.otherTeam), accepted),      // a registered address
+            ("sales@partner.example", relay("bob", team: Self.otherTeam), unauthorized("sales@partner.example")),
+            ("", bob, unauthorized("")),                                                      // the null sender
+            ("noreply@example.com", "zzzzzzzzzz@private.icloud.com", unknown("zzzzzzzzzz@private.icloud.com")),  // no such relay address
+            ("noreply@example.com", relay("bob", domain: .privateICloud), unknown(relay("bob", domain: .privateICloud))),  // bob's local part, the wrong domain
+            ("noreply@example.com", relay("carol", domain: .privateICloud), accepted),     // carol's is on the new domain
         ]
-        for (sender, recipient, accepted) in cases {
+        for (sender, recipient, reply) in cases {
             let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))
             try client.send("EHLO backend.example\r\nMAIL FROM:<\(sender)>\r\nRCPT TO:<\(recipient)>\r\nQUIT\r\n")
             let transcript = String(decoding: try client.readAll(), as: UTF8.self)
             client.close()
-            XCTAssertEqual(transcript, Self.greeting + Self.ehlo + "250 2.1.0 Ok\r\n" + (accepted ? "250 2.1.5 Ok\r\n" : refused(sender)) + "221 2.0.0 Bye\r\n",
-                           "\(sender) -> \(recipient)")
+            XCTAssertEqual(transcript, Self.greeting + Self.ehlo + "250 2.1.0 Ok\r\n" + reply + "221 2.0.0 Bye\r\n", "\(sender) -> \(recipient)")
         }
         // Each refusal is in the mailbox with the developer's reason.
         let reasons = try mail(server).compactMap { $0["recipients"]?.arrayValue?.first?.objectValue?["reason"]?.stringValue }
@@ -110,6 +110,83 @@ final class RelayMailTests: XCTestCase {
         // Mail to an address that is not a relay one is kept as direct mail.
         _ = try converse(server, from: "noreply@example.org", to: ["someone@gmail.example"])
         XCTAssertEqual(verdicts(try XCTUnwrap(try mail(server).last)), ["direct"])
+    }
+
+    /// `RCPT TO` for one recipient; the reply to it.
+    private func rcpt(_ server: AppleIDMockServer, from sender: String, to recipient: String) throws -> String {
+        let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))
+        defer { client.close() }
+        try client.send("HELO backend.example\r\nMAIL FROM:<\(sender)>\r\nRCPT TO:<\(recipient)>\r\nQUIT\r\n")
+        let replies = String(decoding: try client.readAll(), as: UTF8.self).split(separator: "\r\n")
+        return replies.count == 5 ? String(replies[3]) : replies.joined(separator: " | ")
+    }
+
+    func testRelay_RefusesASenderWhoseDomainFailsSPF_AndAcceptsItsPassingTwin() throws {
+        let server = try start { configuration in
+            configuration.scenario.teams[0].emailSources = Scenario.EmailSources(domains: ["example.com", "spoofed.example"],
+                                                                                 addresses: ["ops@spoofed.example"], spfFailing: ["spoofed.example"])
+        }
+        defer { server.stop() }
+        let bob = relay("bob")
+        XCTAssertEqual(try rcpt(server, from: "news@spoofed.example", to: bob), "550 5.7.23 <news@spoofed.example>: SPF validation failed")
+        // A registered address on that domain fails too: SPF is the domain's.
+        XCTAssertEqual(try rcpt(server, from: "ops@spoofed.example", to: bob), "550 5.7.23 <ops@spoofed.example>: SPF validation failed")
+        XCTAssertEqual(try rcpt(server, from: "news@example.com", to: bob), "250 2.1.5 Ok")
+        let reasons = try mail(server).compactMap { $0["recipients"]?.arrayValue?.first?.objectValue?["reason"]?.stringValue }
+        XCTAssertEqual(reasons.first, #"the sender news@spoofed.example is on a domain whose SPF check fails (team MOCKTEAM01's email_sources say "spf": "fail")"#)
+    }
+
+    func testRelay_AnswersEachReasonWithItsOwnText_FromTheScenario() throws {
+        let server = try start { configuration in
+            configuration.scenario.compatibility.relayRefusal.unknownRecipient = "5.1.1 <{recipient}>: no such user here"
+            configuration.scenario.compatibility.relayRefusal.unauthorizedSender = "5.7.1 {sender} may not send to {recipient}"
+        }
+        defer { server.stop() }
+        XCTAssertEqual(try rcpt(server, from: "noreply@example.com", to: "zzzzzzzzzz@privaterelay.appleid.com"),
+                       "550 5.1.1 <zzzzzzzzzz@privaterelay.appleid.com>: no such user here")
+        XCTAssertEqual(try rcpt(server, from: "x@example.org", to: relay("bob")), "550 5.7.1 x@example.org may not send to \(relay("bob"))")
+        XCTAssertEqual(try rcpt(server, from: "noreply@example.com", to: relay("bob")), "250 2.1.5 Ok")
+    }
+
+    func testScenario_ReadsRelayRefusalByReason_AndItsFormerStringAsTheSenderText() throws {
+        func load(_ refusal: String, sources: String = #"{"domains": ["example.com"]}"#) throws(ScenarioError) -> Scenario {
+            guard case .object(var top) = Scenario.default.json, case .object(var knobs)? = top["compatibility"],
+                  case .array(var teams)? = top["teams"], case .object(var team) = teams[0] else { return Scenario.default }
+            knobs["relay_refusal"] = try? JSONParser.parse(Array(refusal.utf8))
+            team["email_sources"] = try? JSONParser.parse(Array(sources.utf8))
+            teams[0] = .object(team)
+            top["compatibility"] = .object(knobs)
+            top["teams"] = .array(teams)
+            return try Scenario.load(json: JSONWriter.compact(.object(top)))
+        }
+        // The former form: one string, now the unregistered sender's text only.
+        let former = try load(#""5.7.1 <{sender}>: go away""#)
+        XCTAssertEqual(former.compatibility.relayRefusal.unauthorizedSender, "5.7.1 <{sender}>: go away")
+        XCTAssertEqual(former.compatibility.relayRefusal.unknownRecipient, "5.1.1 <{recipient}>: user not found")
+        let byReason = try load(#"{"spf_fail": "5.7.1 <{sender}>: SPF"}"#)
+        XCTAssertEqual(byReason.compatibility.relayRefusal.spfFail, "5.7.1 <{sender}>: SPF")
+        XCTAssertEqual(byReason.compatibility.relayRefusal.unauthorizedSender, "5.1.1 <{sender}>: unauthorized sender")
+        // Printed back as the object, and read back equal.
+        XCTAssertEqual(try Scenario.load(json: Array(byReason.prettyJSON.utf8)), byReason)
+        let spf = try load(#"{"spf_fail": "x"}"#, sources: #"{"domains": [{"domain": "Example.com", "spf": "fail"}, "other.example"]}"#)
+        XCTAssertEqual(spf.teams[0].emailSources, Scenario.EmailSources(domains: ["example.com", "other.example"], spfFailing: ["example.com"]))
+        XCTAssertEqual(try Scenario.load(json: Array(spf.prettyJSON.utf8)), spf)
+        // Twins refused with their paths.
+        let problems = { (refusal: String, sources: String) -> [String] in
+            do {
+                _ = try load(refusal, sources: sources)
+                return []
+            } catch {
+                return (error as? ScenarioError)?.problems.map(\.description) ?? ["\(error)"]
+            }
+        }
+        XCTAssertEqual(problems(#"{"spam": "x"}"#, #"{"domains": ["example.com"]}"#),
+                       ["compatibility.relay_refusal.spam: unknown key (expected one of: unknown_recipient, account_deleted, forwarding_disabled, "
+                        + "unauthorized_sender, spf_fail)"])
+        XCTAssertEqual(problems(#"{"spf_fail": ""}"#, #"{"domains": ["example.com"]}"#),
+                       ["compatibility.relay_refusal.spf_fail: expected 1 to 400 printable ASCII characters (an SMTP reply line)"])
+        XCTAssertEqual(problems(#""x""#, #"{"domains": [{"domain": "example.com", "spf": "softfail"}]}"#),
+                       [#"teams[0].email_sources.domains[0].spf: expected "pass" or "fail", found "softfail""#])
     }
 
     func testRelay_ForwardingOffAndDeletedAccounts_Refused_ForwardingOnAgain_Accepted() throws {
@@ -126,8 +203,8 @@ final class RelayMailTests: XCTestCase {
             return replies.count == 5 ? String(replies[3]) : replies.joined(separator: " | ")
         }
         XCTAssertEqual(try rcpt(), "250 2.1.5 Ok")
-        for (type, expected) in [("email-disabled", "550 5.1.1 <noreply@example.com>: unauthorized sender"), ("email-enabled", "250 2.1.5 Ok"),
-                                 ("account-deleted", "550 5.1.1 <noreply@example.com>: unauthorized sender")] {
+        for (type, expected) in [("email-disabled", "550 5.1.1 <\(bob)>: user not found"), ("email-enabled", "250 2.1.5 Ok"),
+                                 ("account-deleted", "550 5.1.1 <\(bob)>: user not found")] {
             let event = try server.postJSON("/__mock/events", #"{"type":"\#(type)","user":"bob","client_id":"com.example.app"}"#)
             XCTAssertEqual(event.status, 202, String(decoding: event.body, as: UTF8.self))
             XCTAssertEqual(try rcpt(), expected, type)

@@ -100,6 +100,36 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(problems(object), ["teams[0].email_sources: expected at most 100 domains and addresses together"])
     }
 
+    func testScenario_SizeIsTheFilesOwn_SoTwentyThousandUsersLoadFromAFileAndFromSwift() async throws {
+        // 20,000 users: under the former 4 MiB limit as a compact file, over it once printed with
+        // every default (the form the limit used to be checked on).
+        var scenario = Scenario.default
+        scenario.users += (0..<20_000).map { Scenario.User(id: "u\($0)", email: "u\($0)@example.com", givenName: "U", familyName: "\($0)") }
+        guard case .object(var top) = scenario.json else { return XCTFail("the scenario is an object") }
+        let compact = JSONWriter.compact(.object(top))
+        XCTAssertLessThan(compact.count, 4 * 1024 * 1024)
+        XCTAssertGreaterThan(scenario.prettyJSON.utf8.count, 4 * 1024 * 1024)
+        let directory = NSTemporaryDirectory() + "/scenario-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/users.json"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(compact)))
+        XCTAssertEqual(try Scenario.load(path: path).users.count, 20_003)
+        // Built in Swift, the same scenario serves: the rules run on its value, not on printed bytes.
+        let mock = try inMemoryMock { $0.scenario = scenario }
+        let state = await mock.get("/__mock/credential-state?user=\(teamSub("u19999"))&client_id=com.example.app")
+        XCTAssertEqual(state.text, #"{"state":"notFound"}"#)
+        await mock.stop()
+        // The twins: one bad user among them is named by its path, and a file over the limit by its own size.
+        top["users"] = .array((scenario.users.map(\.json)) + [["id": "bad id", "email": "x@example.com"]])
+        XCTAssertEqual((assertThrows(try Scenario.load(json: JSONWriter.compact(.object(top)))) as? ScenarioError)?.problems.map(\.path),
+                       ["users[20003].id"])
+        let big = directory + "/big.json"
+        XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: Data(repeating: 0x20, count: Scenario.maxFileBytes + 1)))
+        XCTAssertEqual((assertThrows(try Scenario.load(path: big)) as? ScenarioError)?.problems,
+                       [.init(path: "$", message: "expected at most 33554432 bytes, found 33554433")])
+    }
+
     func testScenario_RejectsUnknownKeys() {
         var object = defaultObject()
         object["colour"] = "blue"

@@ -13,6 +13,7 @@ import pytest
 from conftest import MockProcess, run_cli
 
 REFUSAL = "5.1.1 <{}>: unauthorized sender"
+UNKNOWN = "5.1.1 <{}>: user not found"
 
 
 class MailMock(MockProcess):
@@ -40,12 +41,10 @@ class MailMock(MockProcess):
 
 
 def scenario_file():
-    """The built-in scenario, plus carol on the legacy relay domain and a second team with its own sources."""
+    """The built-in scenario (bob on privaterelay.appleid.com, carol on private.icloud.com), plus a second team with its own sources."""
     result = run_cli("scenario", "print")
     assert result.returncode == 0, result.stderr
     scenario = json.loads(result.stdout)
-    scenario["users"].append({"id": "carol", "email": "carol@example.com", "given_name": "Carol", "family_name": "C",
-                              "hide_email": True, "relay_domain": "privaterelay.appleid.com"})
     team = json.loads(json.dumps(scenario["teams"][0]))
     team.update({"team_id": "OTHERTEAM1", "notification_url": None,
                  "clients": [{"client_id": "org.other.app", "type": "app_id"}],
@@ -81,7 +80,7 @@ def send(server, sender, recipient):
 
 def test_registered_sender_reaches_relay_users_on_both_domains(relay):
     bob, carol = relay.relay("bob"), relay.relay("carol")
-    assert bob.endswith("@private.icloud.com") and carol.endswith("@privaterelay.appleid.com")
+    assert bob.endswith("@privaterelay.appleid.com") and carol.endswith("@private.icloud.com")
     after = max([m["id"] for m in relay.get("/__mock/mail")["messages"]], default=0)
     for address, real in [(bob, "bob@example.com"), (carol, "carol@example.com")]:
         send(relay, "noreply@example.com", address)
@@ -107,6 +106,15 @@ def test_unregistered_and_other_team_senders_get_550(relay, sender, team):
     send(relay, "noreply@example.com", bob)
 
 
+def test_unknown_relay_address_gets_user_not_found_naming_it(relay):
+    unknown = "zzzzzzzzzz@private.icloud.com"
+    with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
+        send(relay, "noreply@example.com", unknown)
+    assert refused.value.recipients == {unknown: (550, UNKNOWN.format(unknown).encode())}
+    # The twin: carol's real relay address on the same domain is forwarded.
+    send(relay, "noreply@example.com", relay.relay("carol"))
+
+
 def test_other_teams_sender_reaches_its_own_teams_relay_address(relay):
     send(relay, "news@other.example", relay.relay("bob", "OTHERTEAM1"))
 
@@ -123,7 +131,7 @@ def test_forwarding_off_by_the_event_then_on_again_and_a_deleted_account(relay):
     relay.post("/__mock/events", {"type": "account-deleted", "user": "bob", "client_id": "com.example.app"})
     with pytest.raises(smtplib.SMTPRecipientsRefused) as refused:
         send(relay, "noreply@example.com", bob)
-    assert refused.value.recipients == {bob: (550, REFUSAL.format("noreply@example.com").encode())}
+    assert refused.value.recipients == {bob: (550, UNKNOWN.format(bob).encode())}
     last = relay.get("/__mock/mail")["messages"][-1]["recipients"][0]
     assert (last["verdict"], last["reason"]) == ("refused", "bob deleted their Apple Account")
 

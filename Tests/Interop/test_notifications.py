@@ -249,7 +249,7 @@ def test_email_disabled_and_enabled_carry_the_relay_address_and_toggle_forwardin
     mock, receiver = started()
     credential = requests.post(f"{mock.url}/__mock/sign-in", json={"user": "bob", "client_id": "com.example.app"}).json()
     relay = credential["email"]
-    assert relay.endswith("@private.icloud.com")
+    assert relay.endswith("@privaterelay.appleid.com")
     native_sign_in(mock, "alice")
     # The twin first: alice shares her real address, so there is nothing to forward.
     refused = event(mock, "email-disabled", "alice")

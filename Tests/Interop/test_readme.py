@@ -280,7 +280,7 @@ def test_readme_synopsis_names_every_option_of_every_command():
     synopsis = of_kind("synopsis")
     assert len(synopsis) == 1, f"expected one synopsis block, found {synopsis}"
     commands = [[], ["serve"], ["client-secret"], ["keys", "generate"], ["keys"], ["tls", "generate"], ["scenario"],
-                ["sign-in"], ["token"], ["audit"], ["clock"], ["reset"], ["event"], ["events"], ["requests"], ["mail"], ["health"],
+                ["sign-in"], ["token"], ["audit"], ["clock"], ["reset"], ["faults"], ["event"], ["events"], ["requests"], ["mail"], ["health"],
                 ["notifications", "listen"]]
     missing = []
     for command in commands:

@@ -130,7 +130,7 @@ def test_native_login_verifies_the_identity_token_and_redeems_the_code(stack):
     answer = requests.post(f"{BACKEND}/native", json={k: credential[k] for k in ("identityToken", "authorizationCode", "fullName")})
     assert answer.status_code == 200, answer.text
     assert answer.json() == {"sub": credential["user"], "email": credential["email"], "name": "Bob Bobson", "first_login": True}
-    assert credential["email"].endswith("@private.icloud.com")
+    assert credential["email"].endswith("@privaterelay.appleid.com")
     STATE["bob"] = credential["user"]
     # The twin: a tampered identity token is refused.
     forged = credential["identityToken"][:-4] + ("AAAA" if not credential["identityToken"].endswith("AAAA") else "BBBB")

@@ -40,7 +40,7 @@ extension DashboardFragment {
                 mono(real)
             case .direct:
                 tag("direct")
-            case .refuse(_, let reason):
+            case .refuse(_, _, let reason):
                 tag("refused", "bad")
                 out.raw(" <span class=\"reason\">")
                 out.text(reason)

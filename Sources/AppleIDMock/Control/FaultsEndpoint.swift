@@ -3,27 +3,36 @@ import MiniHTTP
 
 /// `/__mock/faults`: the faults acting on Apple's routes and on notification delivery.
 /// `POST` installs one (the body is a fault, as in a scenario's `faults`) and answers it with
-/// its id, 201; `GET` lists them (or one, by id) with how often each has fired; `DELETE`
-/// removes one, or all.
+/// its id, 201, or an incident's (`{"incident": name, "minutes": n}`) and answers them all;
+/// `GET` lists them (or one, by id) with how often each has fired; `DELETE` removes one, all,
+/// or an incident's (`?incident=NAME`).
 struct FaultsEndpoint: Sendable {
     let faults: FaultBook
 
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
         guard !request.body.isEmpty, let value = try? JSONParser.parse(request.body) else {
-            throw ControlRequest.Failure(message: request.body.isEmpty ? "body is empty: expected a fault" : "body is not valid JSON", field: nil)
+            throw ControlRequest.Failure(message: request.body.isEmpty ? "body is empty: expected a fault or an incident" : "body is not valid JSON",
+                                         field: nil)
         }
-        let spec: FaultSpec
+        let specs: [FaultSpec]
         do {
-            spec = try FaultSpec(json: value)
+            specs = try FaultIncident.entries(json: value)
         } catch {
             throw ControlRequest.Failure(message: error.message, field: error.key)
         }
+        let installed: [FaultBook.Installed]
         do {
-            return ControlResponse.json(.object(try faults.add(spec).json), status: HTTPStatus(201))
+            installed = try faults.add(specs)
         } catch {
             throw ControlRequest.Failure(message: "at most \(FaultSpec.maxCount) faults are installed at once; DELETE some first", field: nil,
                                          status: HTTPStatus(409))
         }
+        // An incident answers with every fault it installed; a fault with itself.
+        guard case .object(let object) = value, case .string(let incident)? = object["incident"], object["action"] == nil else {
+            return ControlResponse.json(.object(installed[0].json), status: HTTPStatus(201))
+        }
+        return ControlResponse.json(.object(["incident": .string(incident), "faults": .array(installed.map { .object($0.json) })]),
+                                    status: HTTPStatus(201))
     }
 
     func list(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -41,9 +50,19 @@ struct FaultsEndpoint: Sendable {
         return ControlResponse.json(.object(fault.json))
     }
 
+    /// Every fault, or with `?incident=NAME` every fault that incident installed.
     func removeAll(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
-        return ControlResponse.json(.object(["removed": .int(Int64(faults.removeAll()))]))
+        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        var incident: FaultIncident?
+        for (name, value) in query {
+            guard name == "incident" else { throw ControlRequest.Failure(message: "unknown parameter (expected incident)", field: name) }
+            guard let known = FaultIncident(rawValue: value) else {
+                throw ControlRequest.Failure(message: "expected one of \(FaultIncident.allCases.map(\.rawValue).joined(separator: ", "))", field: "incident")
+            }
+            incident = known
+        }
+        return ControlResponse.json(.object(["removed": .int(Int64(faults.removeAll(incident: incident)))]))
     }
 
     private static func id(_ request: HTTPRequest) -> String? {

@@ -112,7 +112,7 @@ extension MailRecord.Recipient {
             object["user"] = .null
             object["team_id"] = .null
             object["reason"] = .null
-        case .refuse(_, let reason):
+        case .refuse(_, _, let reason):
             object["verdict"] = "refused"
             object["real_address"] = .null
             object["user"] = .null

@@ -41,7 +41,7 @@ public final class AppleIDDomain: Sendable {
         // would only cost a cold start its time and pages.
         if configuration.scenario != .default {
             do {
-                _ = try Scenario.load(json: Array(configuration.scenario.prettyJSON.utf8))
+                try Scenario.check(configuration.scenario)
             } catch {
                 throw .scenario(error)
             }

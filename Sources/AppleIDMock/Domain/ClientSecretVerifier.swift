@@ -4,8 +4,9 @@ import Synchronization
 
 /// Checks a `client_secret` JWT exactly as Apple does (apple-reference.md §3): ES256 with a raw
 /// 64-byte signature, `kid` a registered key of the client's team, `iss` the Team ID, `sub` the
-/// client id, `aud` `https://appleid.apple.com`, `exp` in the future but at most 15777000 s
-/// ahead, `iat` not in the future. Every failure is `invalid_client` with no description; its
+/// client id, `aud` `https://appleid.apple.com` (a string, or by default a one-element array of
+/// it, as Go's golang-jwt writes it), `exp` in the future but at most 15777000 s ahead, `iat` not
+/// in the future. Every failure is `invalid_client` with no description; its
 /// `reason` tells the developer which rule failed.
 public struct ClientSecretVerifier: Sendable {
     /// Apple's audience for client secrets.
@@ -14,6 +15,7 @@ public struct ClientSecretVerifier: Sendable {
     private let keys: [String: [String: P256PublicKey]]
     private let leeway: Int64
     private let clock: Compatibility.ClientSecretClock
+    private let audienceArray: Compatibility.AudienceArray
     private let realTime: @Sendable () -> Double
     private let verified = VerifiedSecrets()
 
@@ -29,6 +31,7 @@ public struct ClientSecretVerifier: Sendable {
         self.keys = keys
         leeway = Int64(scenario.compatibility.clientSecretIATLeeway)
         clock = scenario.compatibility.clientSecretClock
+        audienceArray = scenario.compatibility.clientSecretAudArray
         self.realTime = realTime
     }
 
@@ -51,7 +54,7 @@ public struct ClientSecretVerifier: Sendable {
     private func fault(_ claims: JSONObject, clientID: String, teamID: String, at now: Int64) -> Fault? {
         guard claims["iss"] == .string(teamID) else { return .issuer }
         guard claims["sub"] == .string(clientID) else { return .subject }
-        guard claims["aud"] == .string(Self.audience) else { return .audience }
+        if let fault = audienceFault(claims["aud"]) { return fault }
         guard case .int(let expiresAt)? = claims["exp"] else { return .missing("exp") }
         guard case .int(let issuedAt)? = claims["iat"] else { return .missing("iat") }
         guard expiresAt > now else { return .expired(expiresAt) }
@@ -60,9 +63,27 @@ public struct ClientSecretVerifier: Sendable {
         return nil
     }
 
+    /// What is wrong with `aud`, nil when it names Apple: the string, or an array of exactly that
+    /// one string unless the scenario refuses arrays (RFC 7519 §4.1.3 allows both forms).
+    private func audienceFault(_ value: JSONValue?) -> Fault? {
+        switch value {
+        case .string(Self.audience)?:
+            return nil
+        case .array(let items)?:
+            guard items == [.string(Self.audience)] else { return .audienceArray(items) }
+            return audienceArray == .accept ? nil : .audienceArrayRefused
+        default:
+            return .audience
+        }
+    }
+
     /// A rule a secret's claims break.
     private enum Fault {
         case issuer, subject, audience
+        /// `aud` is an array that is not `["https://appleid.apple.com"]`.
+        case audienceArray([JSONValue])
+        /// `aud` is `["https://appleid.apple.com"]` and the scenario takes the string only.
+        case audienceArrayRefused
         case missing(String)
         case expired(Int64)
         case tooLong(Int64)
@@ -88,6 +109,17 @@ public struct ClientSecretVerifier: Sendable {
             text = "client_secret sub is \(Self.claim(claims["sub"])) but client_id is \(LogText.clip(clientID))"
         case .audience:
             text = "client_secret aud is \(Self.claim(claims["aud"])) but must be \(Self.audience)"
+        case .audienceArray(let items):
+            let shown = switch items.first {
+            case nil: "an empty array"
+            case .string(let only)? where items.count == 1: "the array [\"\(LogText.clip(only))\"]"
+            case let only? where items.count == 1: "an array of \(Self.claim(only))"
+            default: "an array of \(items.count) audiences"
+            }
+            text = "client_secret aud is \(shown) but must be \(Self.audience) (alone, as a string or a one-element array)"
+        case .audienceArrayRefused:
+            text = "client_secret aud is an array [\(Self.audience)] but compatibility.client_secret_aud_array is \"refuse\" "
+                + "(Apple's text writes aud as a string)"
         case .missing(let name):
             text = "client_secret has no integer \(name) claim (found \(Self.claim(claims[name])))"
         case .expired(let expiresAt):

@@ -21,7 +21,7 @@ public enum Identity {
         relayAddress(teamID: teamID, userID: user.id, domain: user.relayDomain)
     }
 
-    /// Ten lower-case letters and digits at the relay domain, e.g. `ep9ks2tnph@private.icloud.com`
+    /// Ten lower-case letters and digits at the relay domain, e.g. `ep9ks2tnph@privaterelay.appleid.com`
     /// (§6). The local part depends on the team and user only.
     public static func relayAddress(teamID: String, userID: String, domain: RelayDomain) -> String {
         #if DEBUG

@@ -1,13 +1,14 @@
 /// The domains of Apple's private relay addresses (apple-reference.md §6).
 public enum RelayDomain: String, Sendable, Equatable, CaseIterable {
-    /// Where Apple issues new relay addresses since summer 2026 (Sign in with Apple and Hide My
-    /// Email share it).
+    /// Where Apple says new Sign in with Apple relay addresses move "later this year" (its
+    /// 2026-08-24 developer news; no date confirmed). Hide My Email stays on `icloud.com`.
     case privateICloud = "private.icloud.com"
-    /// Where relay addresses issued before then stay, and keep working.
+    /// Where nearly every relay address issued so far lives, and keeps working.
     case privateRelayAppleID = "privaterelay.appleid.com"
 
-    /// The domain Apple issues new addresses on today.
-    public static let issued = RelayDomain.privateICloud
+    /// The domain Apple issues new addresses on today: still `privaterelay.appleid.com` until
+    /// the announced move happens.
+    public static let issued = RelayDomain.privateRelayAppleID
 
     /// The relay domain `address` is on, if any (the domain compared without regard to case,
     /// as mail domains are).

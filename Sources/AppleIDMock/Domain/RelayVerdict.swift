@@ -4,6 +4,22 @@ public enum RelayVerdict: Sendable, Equatable {
     case forward(relayAddress: String, realAddress: String, userID: String, teamID: String)
     /// Not a relay address: accepted and kept as direct mail (a backend may send all its mail here).
     case direct(address: String)
-    /// Refused with 550. `reason` is for the developer; Apple's reply never carries it.
-    case refuse(relayAddress: String, reason: String)
+    /// Refused with 550 and the scenario's text for `refusal`. `reason` is for the developer;
+    /// Apple's reply never carries it.
+    case refuse(relayAddress: String, refusal: RelayRefusal, reason: String)
+}
+
+/// Why the relay refuses a recipient: each has its own reply text
+/// (`compatibility.relay_refusal`).
+public enum RelayRefusal: String, Sendable, Equatable, CaseIterable {
+    /// No user has the relay address.
+    case unknownRecipient = "unknown_recipient"
+    /// The user deleted their Apple Account.
+    case accountDeleted = "account_deleted"
+    /// The user turned forwarding off for the team (`email-disabled`).
+    case forwardingDisabled = "forwarding_disabled"
+    /// The sender is not among the team's registered `email_sources`.
+    case unauthorizedSender = "unauthorized_sender"
+    /// The sender's domain is registered but fails SPF (`"spf": "fail"`).
+    case spfFail = "spf_fail"
 }

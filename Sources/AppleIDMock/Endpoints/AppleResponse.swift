@@ -17,4 +17,37 @@ enum AppleResponse {
                      headers: ["Content-Type": jsonContentType, "Cache-Control": "no-store", "Pragma": "no-cache"],
                      body: JSONWriter.compact(value))
     }
+
+    /// `handler` with `Server: Apple` first on every answer, as on every answer observed from
+    /// Apple (§2.1 [O]), refusals included; a fault that names its own `Server` keeps it.
+    static func servedByApple(_ handler: HTTPHandler) -> HTTPHandler {
+        switch handler {
+        case .immediate(let body):
+            return .immediate { request in
+                do {
+                    return signed(try body(request))
+                } catch let known as any HTTPResponseError {
+                    return signed(known.response)
+                }
+            }
+        case .deferred(let body):
+            return .deferred { request in
+                do {
+                    return signed(try await body(request))
+                } catch let known as any HTTPResponseError {
+                    return signed(known.response)
+                }
+            }
+        }
+    }
+
+    /// `response` with `Server: Apple` as its first field, unless it names a server already.
+    private static func signed(_ response: HTTPResponse) -> HTTPResponse {
+        guard response.headers["Server"] == nil else { return response }
+        var response = response
+        var headers: HTTPHeaders = ["Server": "Apple"]
+        for field in response.headers.fields { headers.add(field.name, field.value) }
+        response.headers = headers
+        return response
+    }
 }

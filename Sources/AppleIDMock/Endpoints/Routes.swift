@@ -25,11 +25,11 @@ enum Routes {
         // Revoke and migration parse forms and check signatures: off the I/O threads too (probe F4).
         router.add(.post, "/auth/revoke", apple: RevokeEndpoint(domain: domain).handle, logging: requests, faults: faults,
                    summary: "Revokes a token and the user's consent for the app group", reads: ["client_id", "client_secret", "token"])
-        router.add(.get, "/auth/keys", logging: requests, faults: faults, .immediate(KeysEndpoint(domain: domain).handle), summary: "The published signing keys (JWKS)")
+        router.add(.get, "/auth/keys", appleLogging: requests, faults: faults, .immediate(KeysEndpoint(domain: domain).handle), summary: "The published signing keys (JWKS)")
         router.add(.post, "/auth/usermigrationinfo", apple: MigrationEndpoint(domain: domain).handle, logging: requests, faults: faults,
                    summary: "Team transfer: transfer_sub for the sending team, sub for the receiving one",
                    reads: ["client_id", "client_secret", "sub", "target", "transfer_sub"])
-        router.add(.get, "/.well-known/openid-configuration", logging: requests, faults: faults, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle),
+        router.add(.get, "/.well-known/openid-configuration", appleLogging: requests, faults: faults, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle),
                    summary: "The OpenID discovery document")
         // Control API: local, same-origin, JSON callers only (ControlGuard).
         router.add(.get, "/__mock/health", logging: requests, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)),
@@ -75,9 +75,11 @@ enum Routes {
                    reads: ["pending"])
         let faulty = FaultsEndpoint(faults: faults)
         router.add(.post, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.add)),
-                   summary: "Installs a fault on an Apple route or on notification delivery", reads: FaultSpec.keys)
+                   summary: "Installs a fault on an Apple route or on notification delivery, or an incident's faults",
+                   reads: FaultSpec.keys + ["minutes"])
         router.add(.get, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.list)), summary: "The installed faults and how often each fired")
-        router.add(.delete, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.removeAll)), summary: "Removes every fault")
+        router.add(.delete, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.removeAll)),
+                   summary: "Removes every fault, or every fault of one incident", reads: ["incident"])
         router.add(.get, "/__mock/faults/{id}", logging: requests, control.wrap(.immediate(faulty.show)), summary: "One fault and how often it fired")
         router.add(.delete, "/__mock/faults/{id}", logging: requests, control.wrap(.immediate(faulty.remove)), summary: "Removes one fault")
         let journaled = RequestsEndpoint(journal: journal)

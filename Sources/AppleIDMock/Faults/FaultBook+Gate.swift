@@ -1,3 +1,4 @@
+import JOSE
 import MiniHTTP
 
 extension FaultBook {
@@ -10,7 +11,7 @@ extension FaultBook {
         case .immediate(let body):
             return .immediate { [self] request in
                 guard let firing = fire(for: request) else { return try body(request) }
-                return Self.apply(firing, answer: Self.answered(firing) ? nil : try Self.outcome { try body(request) })
+                return apply(firing, answer: Self.answered(firing) ? nil : try Self.outcome { try body(request) })
             }
         case .deferred(let body):
             return .deferred { [self] request in
@@ -23,7 +24,7 @@ extension FaultBook {
                         outcome = known.response
                     }
                 }
-                return Self.apply(firing, answer: outcome)
+                return apply(firing, answer: outcome)
             }
         }
     }
@@ -46,18 +47,20 @@ extension FaultBook {
     }
 
     /// The response the fault makes of the handler's `answer` (nil when the handler did not run).
-    private static func apply(_ firing: Firing, answer: HTTPResponse?) -> HTTPResponse {
+    private func apply(_ firing: Firing, answer: HTTPResponse?) -> HTTPResponse {
         var response = answer ?? HTTPResponse()
         var cut: HTTPDelivery.Cut?
         switch firing.spec.action {
         case .respond(let status, let headers, let body):
             response = HTTPResponse(status: HTTPStatus(status), body: Array(body.utf8))
             for (name, value) in headers { response.headers.add(name, value) }
+        case .omitSigningKey:
+            if let kid = signingKeyID { response.body = Self.keySet(response.body, without: kid) }
         case .close: cut = .close
         case .reset: cut = .reset
         case .truncate(let count): cut = .truncate(bodyBytes: count)
         case .stall(let count): cut = .stall(bodyBytes: count)
-        case .delay, .drop, .duplicate, .reorder: break
+        case .delay, .drop, .duplicate, .reorder, .once: break
         }
         response.delivery = HTTPDelivery(delayMilliseconds: firing.spec.delayMilliseconds, cut: cut)
         var note = answer?.note as? JournalNote ?? JournalNote()
@@ -65,5 +68,13 @@ extension FaultBook {
         if let event = firing.event { note.events.insert(event, at: 0) }
         response.note = note
         return response
+    }
+
+    /// A `{"keys":[…]}` body without the JWK whose `kid` is `kid`, every other byte as it was
+    /// written (each JWK's fields in Apple's order); anything else unchanged.
+    static func keySet(_ body: [UInt8], without kid: String) -> [UInt8] {
+        guard case .object(var set)? = try? JSONParser.parse(body), case .array(let keys)? = set["keys"] else { return body }
+        set["keys"] = .array(keys.filter { $0.objectValue?["kid"] != .string(kid) })
+        return JSONWriter.compact(.object(set))
     }
 }

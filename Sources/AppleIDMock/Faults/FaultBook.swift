@@ -15,14 +15,17 @@ final class FaultBook: Sendable {
         /// Firings left for a `times` fault; nil for the others.
         var remaining: Int?
         var fired = 0
+        /// Mock time it stops acting, for a `for_seconds` fault (its install time plus those).
+        var until: Int64?
 
-        /// `{"id", "fired", "remaining", …the spec}`.
+        /// `{"id", "fired", "remaining", "until", …the spec}`.
         var json: JSONObject {
             var object = JSONObject()
             object["id"] = .string(id)
             for (key, value) in spec.json { object[key] = value }
             object["fired"] = .int(Int64(fired))
             object["remaining"] = remaining.map { .int(Int64($0)) } ?? .null
+            object["until"] = until.map { .string(RFC3339.format($0)) } ?? .null
             return object
         }
     }
@@ -49,6 +52,7 @@ final class FaultBook: Sendable {
     private let state: Mutex<State>
     private let httpFaults = Atomic<Int>(0)
     private let notificationFaults = Atomic<Int>(0)
+    private let timedFaults = Atomic<Int>(0)
     private let initial: [FaultSpec]
     private let seed: SeededRandom?
     private let mockState: MockState
@@ -65,16 +69,18 @@ final class FaultBook: Sendable {
     /// Back to the scenario's faults, numbered from `f1` again, and the stream from its start.
     func reset() {
         let random = seed ?? SeededRandom(entropy: SecureRandom.bytes(32))
+        let now = mockState.now
         state.withLock { state in
             state = State(random: random)
-            for spec in initial { _ = Self.install(spec, into: &state) }
+            for spec in initial { _ = Self.install(spec, now: now, into: &state) }
             recount(state)
         }
     }
 
-    private static func install(_ spec: FaultSpec, into state: inout State) -> Installed {
+    private static func install(_ spec: FaultSpec, now: Int64, into state: inout State) -> Installed {
         let remaining: Int? = if case .times(let count) = spec.firing { count } else { nil }
-        let installed = Installed(id: "f\(state.nextID)", spec: spec, remaining: remaining)
+        var installed = Installed(id: "f\(state.nextID)", spec: spec, remaining: remaining)
+        installed.until = spec.forSeconds.map { now &+ Int64($0) }
         state.nextID += 1
         state.faults.append(installed)
         return installed
@@ -84,13 +90,21 @@ final class FaultBook: Sendable {
         let http = state.faults.count { if case .http = $0.spec.target { true } else { false } }
         httpFaults.store(http, ordering: .relaxed)
         notificationFaults.store(state.faults.count - http, ordering: .relaxed)
+        timedFaults.store(state.faults.count { $0.until != nil }, ordering: .relaxed)
     }
 
     /// Installs `spec`; `Full` beyond `FaultSpec.maxCount` faults.
     func add(_ spec: FaultSpec) throws(Full) -> Installed {
-        try state.withLock { state throws(Full) in
-            guard state.faults.count < FaultSpec.maxCount else { throw Full() }
-            let installed = Self.install(spec, into: &state)
+        try add([spec])[0]
+    }
+
+    /// Installs `specs` together (an incident's), all or none; `Full` when they do not fit
+    /// within `FaultSpec.maxCount` faults.
+    func add(_ specs: [FaultSpec]) throws(Full) -> [Installed] {
+        let now = mockState.now
+        return try state.withLock { state throws(Full) in
+            guard state.faults.count + specs.count <= FaultSpec.maxCount else { throw Full() }
+            let installed = specs.map { Self.install($0, now: now, into: &state) }
             recount(state)
             return installed
         }
@@ -111,16 +125,18 @@ final class FaultBook: Sendable {
         }
     }
 
-    /// Removes every fault; returns how many there were.
-    func removeAll() -> Int {
+    /// Removes every fault, or every fault of `incident`; returns how many went.
+    func removeAll(incident: FaultIncident? = nil) -> Int {
         state.withLock { state in
-            defer {
-                state.faults.removeAll()
-                recount(state)
-            }
-            return state.faults.count
+            let before = state.faults.count
+            state.faults.removeAll { incident == nil || $0.spec.incident == incident?.rawValue }
+            recount(state)
+            return before - state.faults.count
         }
     }
+
+    /// The kid that signs now (what `omit_signing_key` leaves out of `/auth/keys`).
+    var signingKeyID: String? { mockState.signingKeyID }
 
     /// Whether any fault acts on requests (a relaxed load: the check every Apple request makes).
     var actsOnRequests: Bool { httpFaults.load(ordering: .relaxed) > 0 }
@@ -162,8 +178,11 @@ final class FaultBook: Sendable {
     }
 
     private func fire(target: String, recordingEvent: Bool = true, matching matches: (FaultSpec) -> Bool) -> Firing? {
+        // Mock time, for faults that act for a while: read before this book's lock.
+        let now = timedFaults.load(ordering: .relaxed) > 0 ? mockState.now : nil
         let fired: (id: String, spec: FaultSpec)? = state.withLock { state in
             for index in state.faults.indices where matches(state.faults[index].spec) {
+                if let until = state.faults[index].until, let now, now >= until { continue }
                 switch state.faults[index].spec.firing {
                 case .always:
                     break

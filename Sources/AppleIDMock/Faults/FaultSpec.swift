@@ -10,7 +10,9 @@ import MiniHTTP
 ///  "times": 1, "action": "respond", "status": 503, "headers": {"Content-Type": "text/html"}, "body": "<html>…"}
 /// {"path": "/auth/keys", "action": "delay", "delay_ms": 2000, "probability": 0.5}
 /// {"target": "notifications", "type": "consent-revoked", "action": "duplicate"}
+/// {"method": "POST", "path": "/auth/token", "action": "respond", "status": 503, "for_seconds": 300}
 /// ```
+/// `FaultIncident` packages the faults that reproduce one of Apple's own incidents.
 public struct FaultSpec: Sendable, Equatable {
     /// Where a fault acts.
     public enum Target: Sendable, Equatable {
@@ -40,6 +42,10 @@ public struct FaultSpec: Sendable, Equatable {
         case duplicate
         /// Notifications: held back until the next notification has been sent, then sent.
         case reorder
+        /// `/auth/keys`: Apple's answer without the key that signs now (a botched rotation).
+        case omitSigningKey
+        /// Notifications: one attempt, never retried whatever the receiver answers.
+        case once
 
         /// Its name in JSON and in events.
         public var name: String {
@@ -53,6 +59,8 @@ public struct FaultSpec: Sendable, Equatable {
             case .drop: "drop"
             case .duplicate: "duplicate"
             case .reorder: "reorder"
+            case .omitSigningKey: "omit_signing_key"
+            case .once: "once"
             }
         }
 
@@ -80,6 +88,13 @@ public struct FaultSpec: Sendable, Equatable {
     public var firing: Firing
     /// Milliseconds to wait before the action (0…600,000); required for `delay`.
     public var delayMilliseconds: Int
+    /// Seconds of mock time the fault acts for once installed (`for_seconds`); nil: until removed.
+    public var forSeconds: Int?
+    /// The incident preset that installed it (`incident`), if any.
+    public var incident: String?
+
+    /// Longest `for_seconds`: a year of mock time.
+    public static let maxForSeconds = 31_536_000
 
     /// Most faults installed at once (scenario and runtime together).
     public static let maxCount = 256
@@ -94,10 +109,10 @@ public struct FaultSpec: Sendable, Equatable {
         ("/auth/usermigrationinfo", [.post]), ("/.well-known/openid-configuration", [.get]),
     ]
 
-    static let httpActions = ["respond", "delay", "close", "reset", "truncate", "stall"]
-    static let notificationActions = ["drop", "duplicate", "delay", "reorder"]
+    static let httpActions = ["respond", "delay", "close", "reset", "truncate", "stall", "omit_signing_key"]
+    static let notificationActions = ["drop", "duplicate", "delay", "reorder", "once"]
     static let keys = ["target", "method", "path", "client_id", "grant_type", "type", "times", "always", "probability", "action", "status",
-                       "headers", "body", "delay_ms", "after_bytes"]
+                       "headers", "body", "delay_ms", "after_bytes", "for_seconds", "incident"]
 
     /// A problem with a fault's JSON: the key at fault (nil: the whole value) and what was expected.
     public struct Problem: Error, Equatable, Sendable {
@@ -193,6 +208,16 @@ public struct FaultSpec: Sendable, Equatable {
         if actionName == "delay" && delayMilliseconds == 0 {
             throw Problem(key: "delay_ms", message: "missing: a delay needs delay_ms from 1 to \(HTTPDelivery.maximumDelayMilliseconds)")
         }
+        forSeconds = try int("for_seconds", 1...Self.maxForSeconds)
+        if let name = try string("incident", maxBytes: 64) {
+            guard FaultIncident(rawValue: name) != nil else {
+                throw Problem(key: "incident", message: "expected one of \(FaultIncident.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            incident = name
+        }
+        if actionName == "omit_signing_key", case .http(_, let path, _, _) = target, path != "/auth/keys" {
+            throw Problem(key: "action", message: "omit_signing_key acts on /auth/keys only")
+        }
         let afterBytes = try int("after_bytes", 0...Int(Int32.max))
         if afterBytes != nil && actionName != "truncate" && actionName != "stall" {
             throw Problem(key: "after_bytes", message: "only for truncate and stall")
@@ -231,6 +256,8 @@ public struct FaultSpec: Sendable, Equatable {
         case "stall": action = .stall(afterBytes: afterBytes ?? 0)
         case "drop": action = .drop
         case "duplicate": action = .duplicate
+        case "omit_signing_key": action = .omitSigningKey
+        case "once": action = .once
         default: action = .reorder
         }
     }
@@ -267,10 +294,13 @@ public struct FaultSpec: Sendable, Equatable {
             break
         }
         if delayMilliseconds > 0 { object["delay_ms"] = .int(Int64(delayMilliseconds)) }
+        if let forSeconds { object["for_seconds"] = .int(Int64(forSeconds)) }
+        if let incident { object["incident"] = .string(incident) }
         return object
     }
 
     public static func == (lhs: FaultSpec, rhs: FaultSpec) -> Bool {
         lhs.target == rhs.target && lhs.action == rhs.action && lhs.firing == rhs.firing && lhs.delayMilliseconds == rhs.delayMilliseconds
+            && lhs.forSeconds == rhs.forSeconds && lhs.incident == rhs.incident
     }
 }

@@ -2,7 +2,7 @@ import MiniHTTP
 
 /// The SMTP port's decisions, as Apple's Private Email Relay makes them (apple-reference.md §6):
 /// each recipient gets the relay's verdict at `RCPT TO` (a refused one is answered 550 with the
-/// scenario's `relay_refusal` text and kept in the mailbox with its reason); a message is kept
+/// scenario's `relay_refusal` text for its reason and kept in the mailbox with that reason); a message is kept
 /// with the verdict on each recipient, and copies go on to `--mail-forward` when set: a
 /// forwarded one to the user's real address with `Delivered-To:` naming it (the `To:` header
 /// keeps the relay address, as observed), direct mail as it came, each with the `Received:`
@@ -19,8 +19,8 @@ struct RelayMailHandler: SMTPHandler {
 
     func recipient(_ address: String, sender: String) -> SMTPReply? {
         let verdict = domain.relayVerdict(sender: sender, recipient: address)
-        guard case .refuse(_, let reason) = verdict else { return nil }
-        let reply = refusal(sender: sender, recipient: address)
+        guard case .refuse(_, let refusal, let reason) = verdict else { return nil }
+        let reply = reply(refusal, sender: sender, recipient: address)
         log("mail from <\(sender)> to <\(address)> refused: \(reason)")
         mailbox.append(MailRecord(id: 0, at: domain.state.now, heloName: "", overTLS: false, sender: sender,
                                   recipients: [.init(address: address, verdict: verdict, reply: reply.lines.first.map { "550 \($0)" })], raw: nil))
@@ -74,9 +74,9 @@ struct RelayMailHandler: SMTPHandler {
         return count
     }
 
-    /// The 550 for a refused recipient, from the scenario's text.
-    private func refusal(sender: String, recipient: String) -> SMTPReply {
-        let text = domain.scenario.compatibility.relayRefusal
+    /// The 550 for a recipient refused for `refusal`, from the scenario's text for it.
+    private func reply(_ refusal: RelayRefusal, sender: String, recipient: String) -> SMTPReply {
+        let text = domain.scenario.compatibility.relayRefusal[refusal]
             .replacing("{sender}", with: Self.printable(sender))
             .replacing("{recipient}", with: Self.printable(recipient))
         // A reply line is at most 512 octets (RFC 5321 §4.5.3.1.5), however long the filled-in text.

@@ -505,7 +505,7 @@ public final class NotificationDeliverer: Sendable {
             let tries = state.records[index].attempts.count
             if let status = result.status, (200..<300).contains(status) {
                 state.records[index].outcome = .delivered
-            } else if tries > retryDelays.count || !state.running {
+            } else if tries > retryDelays.count || !state.running || !state.records[index].retries {
                 state.records[index].outcome = state.running ? .failed : .abandoned
             } else {
                 state.records[index].dueAt = realTime() + Double(retryDelays[tries - 1])

@@ -98,6 +98,9 @@ public struct NotificationRecord: Sendable {
         unsigned = nil
     }
 
+    /// Whether a failed attempt is tried again: not once a `once` fault acted on it.
+    var retries: Bool { fault.map { !$0.hasSuffix(" " + FaultSpec.Action.once.name) } ?? true }
+
     /// Whether delivery has ended one way or another.
     public var isSettled: Bool { outcome != .pending }
 

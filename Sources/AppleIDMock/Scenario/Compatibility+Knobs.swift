@@ -55,6 +55,7 @@ extension Compatibility {
         .bool("pkce_plain_allowed", \.pkcePlainAllowed),
         .int("client_secret_iat_leeway", \.clientSecretIATLeeway, range: 0...3600),
         .choice("client_secret_clock", \.clientSecretClock),
+        .choice("client_secret_aud_array", \.clientSecretAudArray),
         .bool("email_on_later_logins", \.emailOnLaterLogins),
         .bool("shuffle_keys", \.shuffleKeys),
         .choice("authorize_error_format", \.authorizeErrorFormat),
@@ -101,11 +102,24 @@ extension Compatibility {
             }
         }, write: { .array($0.notificationRetryDelays.map { .int(Int64($0)) }) }),
         Knob(name: "relay_refusal", read: { knobs, object, path, reader in
-            knobs.relayRefusal = reader.string(object, "relay_refusal", at: path, default: knobs.relayRefusal) { text in
+            guard let value = object["relay_refusal"], value != .null else { return }
+            let here = ScenarioReader.child(path, "relay_refusal")
+            let check = { (text: String) -> String? in
                 !text.isEmpty && text.utf8.count <= 400 && text.utf8.allSatisfy({ $0 >= 32 && $0 < 127 })
                     ? nil : "expected 1 to 400 printable ASCII characters (an SMTP reply line)"
             }
-        }, write: { .string($0.relayRefusal) }),
+            // Its former form, one string for every reason, is read as the unregistered sender's text.
+            if case .string = value {
+                knobs.relayRefusal.unauthorizedSender = reader.string(object, "relay_refusal", at: path, check: check)
+                return
+            }
+            guard let texts = reader.object(value, at: here, known: RelayRefusal.allCases.map(\.rawValue)) else { return }
+            for refusal in RelayRefusal.allCases {
+                knobs.relayRefusal[refusal] = reader.string(texts, refusal.rawValue, at: here, default: knobs.relayRefusal[refusal], check: check)
+            }
+        }, write: { knobs in
+            .object(JSONObject(RelayRefusal.allCases.map { ($0.rawValue, JSONValue.string(knobs.relayRefusal[$0])) }))
+        }),
     ]
 
     /// The JSON keys of the `compatibility` object, in the order they are written, then former

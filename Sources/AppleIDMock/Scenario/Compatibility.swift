@@ -45,6 +45,10 @@ public struct Compatibility: Sendable, Equatable {
     /// Apple checks them against its own (§3), or real time, for a backend that mints secrets
     /// from the real clock while a suite moves the mock's far ahead.
     public var clientSecretClock: ClientSecretClock = .mock
+    /// Whether a client_secret may write `aud` as a one-element array `["https://appleid.apple.com"]`,
+    /// as Go's golang-jwt `RegisteredClaims` does by default (§3: very likely accepted by Apple).
+    /// Today: accepted; any other array is refused either way.
+    public var clientSecretAudArray: AudienceArray = .accept
     /// Whether later id_tokens still carry `email` (§4; open question 10). Today: yes.
     public var emailOnLaterLogins: Bool = true
     /// Whether `/auth/keys` lists its keys in a new order on each fetch (§1.5 [O]).
@@ -91,6 +95,14 @@ public struct Compatibility: Sendable, Equatable {
         case real
     }
 
+    /// Whether a client_secret's `aud` may be a one-element array of Apple's audience.
+    public enum AudienceArray: String, Sendable, Equatable, CaseIterable {
+        /// `["https://appleid.apple.com"]` is taken as the string is.
+        case accept
+        /// Only the string form, as Apple's text writes it.
+        case refuse
+    }
+
     /// The shape of the notification's `events` claim.
     public enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {
         /// `"events": "{\"type\":…}"`.
@@ -99,15 +111,56 @@ public struct Compatibility: Sendable, Equatable {
         case object
     }
 
-    /// The domain of new relay addresses (§6): `private.icloud.com`, where Apple issues them
-    /// since summer 2026, or `privaterelay.appleid.com`, where earlier ones stay. A user's own
-    /// `relay_domain` overrides it, so one suite can hold users of both.
+    /// The domain of relay addresses (§6): `privaterelay.appleid.com`, where nearly every
+    /// existing address lives and Apple still issues them, or `private.icloud.com`, where Apple
+    /// says new ones move later in 2026. A user's own `relay_domain` overrides it, so one suite
+    /// holds users of both (the built-in scenario does).
     public var relayDomain: RelayDomain = .issued
 
-    /// The text after `550` when the relay refuses a recipient (§6): `{sender}` stands for the
-    /// envelope sender, `{recipient}` for the relay address. As observed from Apple's relay, the
-    /// sender named in brackets.
-    public var relayRefusal: String = "5.1.1 <{sender}>: unauthorized sender"
+    /// The text after `550` when the relay refuses a recipient (§6), one per reason.
+    public var relayRefusal = RelayRefusalTexts()
+
+    /// The relay's reply texts by reason: `{sender}` stands for the envelope sender,
+    /// `{recipient}` for the relay address. Two are observed from Apple's relay; the others are
+    /// not documented, and their defaults say so.
+    public struct RelayRefusalTexts: Sendable, Equatable {
+        /// No user has the address: observed as `550 5.1.1 <relay address>: user not found`.
+        public var unknownRecipient = "5.1.1 <{recipient}>: user not found"
+        /// The user deleted their account. Not documented: the unknown-address text, as the
+        /// address no longer reaches anyone.
+        public var accountDeleted = "5.1.1 <{recipient}>: user not found"
+        /// The user turned forwarding off for the team. Not documented: the unknown-address text.
+        public var forwardingDisabled = "5.1.1 <{recipient}>: user not found"
+        /// The sender is not registered: observed as `550 5.1.1 <sender>: unauthorized sender`.
+        public var unauthorizedSender = "5.1.1 <{sender}>: unauthorized sender"
+        /// The sender's domain fails SPF. Not documented: RFC 7372's code for a failed SPF check.
+        public var spfFail = "5.7.23 <{sender}>: SPF validation failed"
+
+        /// Apple's texts as observed, and the documented stand-ins.
+        public init() {}
+
+        /// The text for `refusal`.
+        public subscript(refusal: RelayRefusal) -> String {
+            get {
+                switch refusal {
+                case .unknownRecipient: unknownRecipient
+                case .accountDeleted: accountDeleted
+                case .forwardingDisabled: forwardingDisabled
+                case .unauthorizedSender: unauthorizedSender
+                case .spfFail: spfFail
+                }
+            }
+            set {
+                switch refusal {
+                case .unknownRecipient: unknownRecipient = newValue
+                case .accountDeleted: accountDeleted = newValue
+                case .forwardingDisabled: forwardingDisabled = newValue
+                case .unauthorizedSender: unauthorizedSender = newValue
+                case .spfFail: spfFail = newValue
+                }
+            }
+        }
+    }
 
     /// Today's Apple.
     public init() {}

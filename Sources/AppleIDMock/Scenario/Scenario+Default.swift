@@ -6,7 +6,10 @@ extension Scenario {
     ///
     /// Team `MOCKTEAM01` with developer key `MOCKKEY001`, App ID `com.example.app`, Services ID
     /// `com.example.web` returning to `https://app.example.com/callback` and
-    /// `http://localhost:3000/callback`, sending mail from `example.com`; users `alice` (shares her email) and `bob` (hides his).
+    /// `http://localhost:3000/callback`, sending mail from `example.com`; users `alice` (shares her email), `bob` (hides
+    /// his, relayed from `privaterelay.appleid.com`, where nearly every relay address lives) and
+    /// `carol` (hides hers, relayed from `private.icloud.com`, where Apple moves new ones): a
+    /// backend must accept both relay domains, so the default suite meets both.
     public static let `default` = Scenario(
         teams: [
             Team(
@@ -24,6 +27,8 @@ extension Scenario {
         users: [
             User(id: "alice", email: "alice@example.com", givenName: "Alice", familyName: "Appleseed", hideEmail: false, realUserStatus: 2),
             User(id: "bob", email: "bob@example.com", givenName: "Bob", familyName: "Bobson", hideEmail: true, realUserStatus: 2),
+            User(id: "carol", email: "carol@example.com", givenName: "Carol", familyName: "Carlsen", hideEmail: true, realUserStatus: 2,
+                 relayDomain: .privateICloud),
         ]
     )
 }

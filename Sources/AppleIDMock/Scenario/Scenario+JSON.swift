@@ -82,8 +82,11 @@ extension Scenario.Team {
             return .object(entry)
         })
         object["notification_url"] = notificationURL.map(JSONValue.string) ?? .null
-        object["email_sources"] = .object(["domains": .array(emailSources.domains.map(JSONValue.string)),
-                                           "addresses": .array(emailSources.addresses.map(JSONValue.string))])
+        // A domain that fails SPF is written as an object, the others as plain strings.
+        let domains = emailSources.domains.map { domain -> JSONValue in
+            emailSources.spfFailing.contains(domain) ? .object(["domain": .string(domain), "spf": "fail"]) : .string(domain)
+        }
+        object["email_sources"] = .object(["domains": .array(domains), "addresses": .array(emailSources.addresses.map(JSONValue.string))])
         return .object(object)
     }
 }

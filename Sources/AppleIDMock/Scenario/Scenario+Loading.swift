@@ -2,8 +2,9 @@ import FoundationEssentials
 import JOSE
 
 extension Scenario {
-    /// Largest scenario file accepted.
-    public static let maxFileBytes = 4 * 1024 * 1024
+    /// Largest scenario file accepted, as the file's own bytes count: room for 100,000 users
+    /// pretty-printed (about 15 MB), which load tests of a backend sign up.
+    public static let maxFileBytes = 32 * 1024 * 1024
     /// Most clients across all teams (the domain indexes them; probe finding F3).
     public static let maxClients = 65_536
     /// Most (user, team) pairs: each has a `sub` and a relay address the domain indexes (issue 20),
@@ -57,6 +58,15 @@ extension Scenario {
         return scenario
     }
 
+    /// Checks a scenario built in Swift against the rules a file gets, reading its JSON value as
+    /// `load(json:)` reads a file's (no bytes printed, so no size limit: what a file's size
+    /// bounds is its own bytes, and this one has none).
+    static func check(_ scenario: Scenario) throws(ScenarioError) {
+        let reader = ScenarioReader()
+        _ = read(scenario.json, reader)
+        if !reader.problems.isEmpty { throw ScenarioError(problems: reader.problems) }
+    }
+
     private static func read(_ document: JSONValue, _ reader: ScenarioReader) -> Scenario {
         let root = "$"
         guard let top = reader.object(document, at: root,
@@ -91,15 +101,18 @@ extension Scenario {
         let eventItems = reader.array(top, "events", at: root, required: false)
         if eventItems.count > 1000 { reader.report("events", "expected at most 1000 events") }
         scenario.events = eventItems.prefix(1000).compactMap { readTimelineEvent($0.0, at: $0.1, reader) }
+        // An entry is a fault, or an incident ({"incident": name}) standing for the faults that reproduce it.
         let faultItems = reader.array(top, "faults", at: root, required: false)
-        if faultItems.count > FaultSpec.maxCount { reader.report("faults", "expected at most \(FaultSpec.maxCount) faults") }
-        scenario.faults = faultItems.prefix(FaultSpec.maxCount).compactMap { (item, path) throws(Never) -> FaultSpec? in
+        scenario.faults = faultItems.prefix(FaultSpec.maxCount).flatMap { (item, path) throws(Never) -> [FaultSpec] in
             do throws(FaultSpec.Problem) {
-                return try FaultSpec(json: item)
+                return try FaultIncident.entries(json: item)
             } catch {
                 reader.report(error.key.map { ScenarioReader.child(path, $0) } ?? path, error.message)
-                return nil
+                return []
             }
+        }
+        if faultItems.count > FaultSpec.maxCount || scenario.faults.count > FaultSpec.maxCount {
+            reader.report("faults", "expected at most \(FaultSpec.maxCount) faults (an incident counts its own)")
         }
         crossCheck(scenario, teamItems: teamItems, userItems: userItems, reader)
         return scenario
@@ -120,12 +133,22 @@ extension Scenario {
         var sources = EmailSources()
         if let value = object["email_sources"], value != .null, let sourcesObject = reader.object(value, at: "\(path).email_sources", known: ["domains", "addresses"]) {
             let at = "\(path).email_sources"
-            let domains = reader.array(sourcesObject, "domains", at: at, required: false).map { reader.string($0.0, at: $0.1, check: ScenarioRules.mailDomain) }
+            // A domain is a string, or {"domain": …, "spf": "pass" | "fail"} for one whose SPF
+            // check (Apple's, in DNS) the scenario decides.
+            var spfFailing: [String] = []
+            let domains = reader.array(sourcesObject, "domains", at: at, required: false).map { item, itemPath -> String in
+                guard case .object = item else { return reader.string(item, at: itemPath, check: ScenarioRules.mailDomain) }
+                guard let entry = reader.object(item, at: itemPath, known: ["domain", "spf"]) else { return "" }
+                let domain = reader.string(entry, "domain", at: itemPath, check: ScenarioRules.mailDomain)
+                let spf = reader.string(entry, "spf", at: itemPath, default: "pass") { ["pass", "fail"].contains($0) ? nil : #"expected "pass" or "fail", found "\#($0.prefix(40))""# }
+                if spf == "fail" { spfFailing.append(domain) }
+                return domain
+            }
             let addresses = reader.array(sourcesObject, "addresses", at: at, required: false).map { reader.string($0.0, at: $0.1, check: ScenarioRules.email) }
             if domains.count + addresses.count > EmailSources.maxCount {
                 reader.report(at, "expected at most \(EmailSources.maxCount) domains and addresses together")
             }
-            sources = EmailSources(domains: domains, addresses: addresses)
+            sources = EmailSources(domains: domains, addresses: addresses, spfFailing: spfFailing)
         }
         return Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL, emailSources: sources)
     }

@@ -104,7 +104,9 @@ public struct Scenario: Sendable, Equatable {
 
     /// A team's registered email sources (`email_sources`): mail to its relay addresses is
     /// forwarded only when the envelope sender's domain is exactly one of `domains` or the
-    /// sender is one of `addresses` (apple-reference.md §6). Stored lower-case.
+    /// sender is one of `addresses` (apple-reference.md §6), and the sender's domain passes SPF.
+    /// Apple checks SPF in DNS, which a mock cannot see: a domain in `spfFailing` is taken to
+    /// fail it. Stored lower-case.
     public struct EmailSources: Sendable, Equatable {
         /// Most entries (domains and addresses together) a team registers.
         public static let maxCount = 100
@@ -112,18 +114,37 @@ public struct Scenario: Sendable, Equatable {
         public private(set) var domains: [String]
         /// Single sending addresses, e.g. `noreply@example.org`.
         public private(set) var addresses: [String]
+        /// Registered domains whose SPF check fails (`{"domain": …, "spf": "fail"}`).
+        public private(set) var spfFailing: [String]
 
-        /// Sources from their parts (lower-cased here).
-        public init(domains: [String] = [], addresses: [String] = []) {
+        /// What the relay makes of a sender.
+        public enum Check: Sendable, Equatable {
+            /// Registered, and its domain passes SPF.
+            case allowed
+            /// Neither its domain nor the address is registered.
+            case unregistered
+            /// Registered, but its domain fails SPF.
+            case spfFail
+        }
+
+        /// Sources from their parts (lower-cased here); `spfFailing` names domains of `domains`
+        /// (or any domain) whose SPF check fails.
+        public init(domains: [String] = [], addresses: [String] = [], spfFailing: [String] = []) {
             self.domains = domains.map { $0.lowercased() }
             self.addresses = addresses.map { $0.lowercased() }
+            self.spfFailing = spfFailing.map { $0.lowercased() }
         }
 
         /// Whether mail from `sender` (an envelope address, any case) may reach the team's users.
-        public func allow(_ sender: String) -> Bool {
+        public func allow(_ sender: String) -> Bool { check(sender) == .allowed }
+
+        /// The relay's verdict on the envelope `sender` (any case).
+        public func check(_ sender: String) -> Check {
             let address = sender.lowercased()
-            guard let at = address.lastIndex(of: "@") else { return false }
-            return addresses.contains(address) || domains.contains(String(address[address.index(after: at)...]))
+            guard let at = address.lastIndex(of: "@") else { return .unregistered }
+            let domain = String(address[address.index(after: at)...])
+            guard addresses.contains(address) || domains.contains(domain) else { return .unregistered }
+            return spfFailing.contains(domain) ? .spfFail : .allowed
         }
     }
 
