@@ -152,7 +152,7 @@ def fetch(url, ca=None, token=None, data=None):
 
 def test_actionStart_ExportsAUrlThatAnswersHealth_WithTheScenarioCopiedIn(runner):
     scenario = json.loads(subprocess.run([BINARY, "scenario", "print"], capture_output=True, text=True, check=True).stdout)
-    scenario["users"].append(dict(scenario["users"][0], id="carol", email="carol@example.com"))
+    scenario["users"].append(dict(scenario["users"][0], id="dana", email="dana@example.com"))
     path = runner.directory / "scenario.json"
     path.write_text(json.dumps(scenario))
     path.chmod(0o600)
@@ -163,8 +163,8 @@ def test_actionStart_ExportsAUrlThatAnswersHealth_WithTheScenarioCopiedIn(runner
     assert runner.exported() == {"APPLEID_MOCK_URL": url, "APPLEID_MOCK_SERVER": url}
     assert runner.output_file.read_text() == f"url={url}\nca=\ncontainer={runner.name}\n"
     assert fetch(f"{url}/__mock/health") == (200, '{"active_kid":"W2ek7HdPaL","issuer":"https://appleid.apple.com","status":"ok"}')
-    status, body = fetch(f"{url}/__mock/sign-in", data=b'{"user": "carol", "client_id": "com.example.app"}')
-    assert (status, json.loads(body)["email"]) == (200, "carol@example.com")
+    status, body = fetch(f"{url}/__mock/sign-in", data=b'{"user": "dana", "client_id": "com.example.app"}')
+    assert (status, json.loads(body)["email"]) == (200, "dana@example.com")
     # The report: the refusal, in the mock's words.
     fetch(f"{url}/auth/token", data=b"")
     report = runner.run("report")

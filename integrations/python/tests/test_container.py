@@ -52,18 +52,18 @@ def test_container_ScenarioIsCopiedIn_AndTheBuiltInOneLacksItsUser(engine, tmp_p
     from appleid_mock.testcontainers import AppleIDMockContainer
     scenario = json.loads(subprocess.run([os.environ.get("APPLEID_MOCK_BIN", "appleid-mock"), "scenario", "print"],
                                          capture_output=True, text=True, check=True).stdout)
-    scenario["users"].append(dict(scenario["users"][0], id="carol", email="carol@example.com"))
+    scenario["users"].append(dict(scenario["users"][0], id="dana", email="dana@example.com"))
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
     # Unreadable to the image's user, were it mounted: a copy has the mode it is given.
     path.chmod(0o600)
     with AppleIDMockContainer(IMAGE, scenario=str(path), notifications=False) as apple:
-        assert apple.mock.sign_in("carol", "com.example.app")["email"] == "carol@example.com"
+        assert apple.mock.sign_in("dana", "com.example.app")["email"] == "dana@example.com"
         mounts = apple.get_wrapped_container().attrs.get("Mounts") or []
         assert mounts == [], f"the scenario is copied in, not mounted: {mounts}"
     with AppleIDMockContainer(IMAGE, notifications=False) as apple:
-        with pytest.raises(AppleIDMockError, match=r'^POST /__mock/sign-in answered 400: no user "carol" in the scenario \(field user\)$'):
-            apple.mock.sign_in("carol", "com.example.app")
+        with pytest.raises(AppleIDMockError, match=r'^POST /__mock/sign-in answered 400: no user "dana" in the scenario \(field user\)$'):
+            apple.mock.sign_in("dana", "com.example.app")
 
 
 def test_container_ControlToken_GuardsTheControlApi(engine):

@@ -60,17 +60,17 @@ def test_plugin_Fixture_ErrorsWithTheMocksStderr_WhenTheScenarioIsRefused(pytest
 
 def test_plugin_ScenarioOption_ServesTheGivenUsers_AndTheBuiltInOneDoesNot(pytester, binary):
     scenario = json.loads(subprocess.run([binary, "scenario", "print"], capture_output=True, text=True, check=True).stdout)
-    scenario["users"].append(dict(scenario["users"][0], id="carol", email="carol@example.com"))
-    pytester.makefile(".json", carol=json.dumps(scenario))
+    scenario["users"].append(dict(scenario["users"][0], id="dana", email="dana@example.com"))
+    pytester.makefile(".json", dana=json.dumps(scenario))
     pytester.makepyfile("""
-        def test_carol(appleid_mock):
-            assert appleid_mock.sign_in("carol", "com.example.app")["email"] == "carol@example.com"
+        def test_dana(appleid_mock):
+            assert appleid_mock.sign_in("dana", "com.example.app")["email"] == "dana@example.com"
     """)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--appleid-mock-scenario", "carol.json").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--appleid-mock-scenario", "dana.json").assert_outcomes(passed=1)
     # The same file in an ini, relative to it.
-    pytester.makeini("[pytest]\nappleid_mock_scenario = carol.json\n")
+    pytester.makeini("[pytest]\nappleid_mock_scenario = dana.json\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
-    # The twin: the built-in scenario has no carol, and the error names the field.
+    # The twin: the built-in scenario has no dana, and the error names the field.
     pytester.makeini("[pytest]\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
@@ -296,3 +296,37 @@ def test_package_FreshVirtualenv_RunsTheTenLineTest_WithNoOtherSetup(binary, tmp
     run = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_ten_lines.py"], cwd=tmp_path,
                          env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.splitlines()[-1].startswith("1 passed"), run.stdout + run.stderr
+
+
+def test_faults_Incident_ReproducesAppleOutage_UntilItsMinutesPass_AndAnUnknownOneIsNamed(binary, tmp_path):
+    process = MockProcess(binary, _scenario(binary, tmp_path))
+    try:
+        mock = process.mock
+        installed = mock.faults.incident("token-endpoint-outage", minutes=1)
+        assert installed["incident"] == "token-endpoint-outage" and installed["faults"]
+        assert {f["incident"] for f in mock.faults.list()} == {"token-endpoint-outage"}
+        code = mock.sign_in("alice", "com.example.app")["authorizationCode"]
+        assert _exchange_status(mock.url, code, mock.client_secret("com.example.app")) == 503
+        # The outage lasts its minute of mock time; then Apple's endpoint answers again.
+        mock.advance_clock(61)
+        assert _exchange_status(mock.url, code, mock.client_secret("com.example.app")) == 200
+        assert mock.faults.clear(incident="token-endpoint-outage") == len(installed["faults"])
+        assert mock.faults.list() == []
+        # The twin: an incident the mock does not know, refused with the field named.
+        with pytest.raises(AppleIDMockError, match=r"^POST /__mock/faults answered 400: .* \(field incident\)$"):
+            mock.faults.incident("no-such-incident")
+    finally:
+        assert process.stop() == 0
+
+
+def _exchange_status(url, code, secret):
+    """The status /auth/token answers a code exchange (a fault's 503 has an HTML body)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    form = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "client_id": "com.example.app", "client_secret": secret})
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url + "/auth/token", form.encode(), timeout=10) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code

@@ -43,18 +43,24 @@ class Faults:
         times=1, action="respond", status=503`) and answers it with its `id`."""
         return self._mock._call("POST", "/__mock/faults", fault)
 
-    def incident(self, name):
-        """Installs a named incident, the set of faults one of Apple's outages is made of
-        (`POST /__mock/faults {"incident": NAME}`)."""
-        return self._mock._call("POST", "/__mock/faults", {"incident": name})
+    def incident(self, name, minutes=None):
+        """Installs one of Apple's own incidents, the faults that reproduce it
+        (`discovery-issuer-flip`, `jwks-without-signing-key`, `token-endpoint-outage`,
+        `notifications-once`), for `minutes` of mock time when given; answers
+        `{"incident", "faults"}` (`POST /__mock/faults {"incident": NAME, "minutes": N}`)."""
+        body = {"incident": name}
+        if minutes is not None:
+            body["minutes"] = minutes
+        return self._mock._call("POST", "/__mock/faults", body)
 
     def list(self):
         """The installed faults, with how often each fired."""
         return self._mock._call("GET", "/__mock/faults")["faults"]
 
-    def clear(self):
-        """Removes every fault; answers how many there were."""
-        return self._mock._call("DELETE", "/__mock/faults")["removed"]
+    def clear(self, incident=None):
+        """Removes every fault, or every fault of the `incident`; answers how many there were."""
+        query = {"incident": incident} if incident else None
+        return self._mock._call("DELETE", "/__mock/faults", query=query)["removed"]
 
 
 class AppleIDMock:
