@@ -167,7 +167,7 @@ class AppleIDMock:
         return self._call("GET", "/__mock/requests", query=query)["requests"]
 
     def reset(self):
-        """Everything back to the scenario's start (users, consents, codes, keys, clock, faults)."""
+        """Back to the scenario's start: users, consents, codes, transfers, keys and clock."""
         return self._call("POST", "/__mock/reset", {})
 
     def health(self):
