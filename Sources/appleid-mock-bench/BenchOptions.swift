@@ -17,8 +17,8 @@ struct BenchOptions {
       --notifications N  account events whose notifications a local receiver awaits, in two batches
                          (default 100000: the first and last 10000 are timed against each other)
       --users N          users loaded for the sub-lookup row, against 10 (default 100000, 0 skips it)
-      --scenario-users N users of a scenario file, against the built-in 3: start, credential state and sign-in
-                         by sub (default 100000, 0 skips it)
+      --scenario-users N users of a scenario file, against the built-in 3: start, credential state by sub
+                         and native sign-in of the last user (default 100000, 0 skips it)
       --only users       measure only the sub-lookup row
       --only scenario    measure only the scenario-users rows
       --only journal     measure only the journal's rows (on against --journal off)

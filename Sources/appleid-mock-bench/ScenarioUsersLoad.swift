@@ -1,9 +1,10 @@
 import Foundation
 
 /// A scenario file of many users (load tests sign that many up) against the built-in scenario's
-/// three: how long `serve --scenario` takes to its first answer, then lookups by `sub` one after
-/// another on one connection — `GET /__mock/credential-state` and `POST /__mock/sign-in` of the
-/// user listed last — each timed. With indexes, both match the small scenario's.
+/// three: how long `serve --scenario` takes to its first answer, then lookups one after another on
+/// one connection, each timed — `GET /__mock/credential-state` by `sub` and `POST /__mock/sign-in`
+/// (by id: what a native sign-in names) of the user listed last. With indexes, both match the
+/// small scenario's.
 struct ScenarioUsersLoad {
     /// One mock's figures.
     struct Run {
@@ -16,7 +17,7 @@ struct ScenarioUsersLoad {
         /// Credential-state lookups by `sub`, milliseconds.
         var statedP50: Double
         var statedP99: Double
-        /// Native sign-ins by `sub`, milliseconds.
+        /// Native sign-ins of the last user, milliseconds.
         var signInP50: Double
         var signInP99: Double
         /// Requests that did not answer as expected.
@@ -37,7 +38,7 @@ struct ScenarioUsersLoad {
         let directory = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        progress("a scenario of \(users) users: start, then \(lookups) credential-state and \(lookups) sign-ins by sub; the same with 3 users")
+        progress("a scenario of \(users) users: start, then \(lookups) credential states by sub and \(lookups) sign-ins of the last user; the same with 3 users")
         let small = try scenario(binary: binary, users: 0, path: directory + "/few.json")
         let large = try scenario(binary: binary, users: users, path: directory + "/many.json")
         return ScenarioUsersLoad(few: try measure(binary: binary, scenario: small, lookups: lookups),
@@ -85,7 +86,7 @@ struct ScenarioUsersLoad {
             stated.append(Double(Stopwatch.now() - begin) / 1e6)
         }
         var signIns: [Double] = []
-        let signIn = NotificationLoad.request("/__mock/sign-in", #"{"user":"\#(sub)","client_id":"com.example.app"}"#)
+        let signIn = NotificationLoad.request("/__mock/sign-in", #"{"user":"\#(scenario.last)","client_id":"com.example.app"}"#)
         for _ in 0..<lookups {
             let begin = Stopwatch.now()
             if (try? connection.exchange(signIn).status) != 200 { failures += 1 }

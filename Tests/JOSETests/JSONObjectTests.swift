@@ -68,6 +68,29 @@ final class JSONObjectTests: XCTestCase {
     }
 
     /// JSONValue equality compares strings by bytes.
+    func testLargeObject_FindsReplacesAndRemovesLikeASmallOne_AcrossItsIndex() {
+        // 17 members is where lookups go through an index; both sides of it answer alike.
+        for size in [3, 16, 17, 40] {
+            var object = JSONObject((0..<size).map { ("k\($0)", JSONValue.int(Int64($0))) })
+            object["k1"] = "one"
+            object["k\(size / 2)"] = nil
+            object["late"] = true
+            var expected = (0..<size).map { "k\($0)" }
+            expected.remove(at: size / 2)
+            XCTAssertEqual(object.keys, expected + ["late"], "size \(size)")
+            XCTAssertEqual(object["k1"], size / 2 == 1 ? nil : "one", "size \(size)")
+            XCTAssertNil(object["k\(size / 2)"], "size \(size)")
+            XCTAssertEqual(object["k\(size - 1)"], .int(Int64(size - 1)), "size \(size)")
+            XCTAssertEqual(object["late"], true, "size \(size)")
+            XCTAssertNil(object["absent"], "size \(size)")
+            // Canonically equivalent spellings stay two keys, indexed or not.
+            object["\u{E9}"] = 1
+            object["e\u{301}"] = 2
+            XCTAssertEqual(object["\u{E9}"], 1, "size \(size)")
+            XCTAssertEqual(object["e\u{301}"], 2, "size \(size)")
+        }
+    }
+
     func testJSONValueEquality_ComparesStringsByBytes() {
         XCTAssertEqual(JSONValue.string("\u{00E9}"), .string("\u{00E9}"))
         XCTAssertNotEqual(JSONValue.string("\u{00E9}"), .string("e\u{0301}"))

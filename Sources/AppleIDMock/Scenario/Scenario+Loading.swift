@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JOSE
+import Synchronization
 
 extension Scenario {
     /// Largest scenario file accepted, as the file's own bytes count: room for 100,000 users
@@ -26,8 +27,7 @@ extension Scenario {
             throw ScenarioError(path: "$", message: error.message)
         }
         let scenario = try load(json: bytes)
-        if case .object(let top)? = try? JSONParser.parse(bytes), case .object(let keys)? = top["signing_keys"],
-           case .string(let directory)? = keys["directory"], directory != SigningKeys.defaultDirectory {
+        if let directory = scenario.signingKeys.directory, directory != SigningKeys.defaultDirectory {
             guard BoundedFile.isDirectory(directory) else {
                 throw ScenarioError(path: "signing_keys.directory", message: "expected an existing directory of <kid>.pem files, found \"\(directory)\"")
             }
@@ -55,7 +55,18 @@ extension Scenario {
         let reader = ScenarioReader()
         let scenario = read(document, reader)
         if !reader.problems.isEmpty { throw ScenarioError(problems: reader.problems) }
+        lastLoaded.withLock { $0 = scenario }
         return scenario
+    }
+
+    /// The scenario `load` read last, which the rules passed: a domain built from it does not
+    /// check it again (100,000 users take a good part of a second). Comparing it costs nothing
+    /// when it is the same value (arrays that share their storage compare at once).
+    private static let lastLoaded = Mutex<Scenario?>(nil)
+
+    /// Whether `scenario` is one `load` read and the rules passed.
+    static func wasLoaded(_ scenario: Scenario) -> Bool {
+        lastLoaded.withLock { $0 == scenario }
     }
 
     /// Checks a scenario built in Swift against the rules a file gets, reading its JSON value as

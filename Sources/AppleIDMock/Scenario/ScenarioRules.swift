@@ -53,10 +53,18 @@ public enum ScenarioRules {
     /// A plausible email address: one `@` with text on both sides, no space and no control
     /// character (NUL, TAB, CR, LF, DEL, …; probe N13).
     static func email(_ value: String) -> String? {
-        let parts = value.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && value.utf8.allSatisfy({ $0 > 32 && $0 != 127 })
-            && !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-            ? nil : "expected an email address"
+        // One pass over the bytes: exactly one '@' with something on each side, no space or
+        // ASCII control; the Unicode control check runs only for non-ASCII addresses.
+        var at = -1, ats = 0, count = 0, ascii = true
+        for byte in value.utf8 {
+            guard byte > 32 && byte != 127 else { return "expected an email address" }
+            if byte == UInt8(ascii: "@") { at = count; ats += 1 }
+            if byte >= 128 { ascii = false }
+            count += 1
+        }
+        guard ats == 1, at > 0, at < count - 1 else { return "expected an email address" }
+        guard ascii || !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return "expected an email address" }
+        return nil
     }
 
     /// An absolute http or https URL with a host, in printable ASCII without a backslash, and a

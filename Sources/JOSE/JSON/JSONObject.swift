@@ -2,19 +2,25 @@
 public struct JSONObject: Sendable {
     /// The members in order.
     private var members: [(key: String, value: JSONValue)]
-    /// Position of each key in `members`, keyed by the key's UTF-8 bytes.
-    private var positions: [[UInt8]: Int]
+    /// Position of each key in `members`, keyed by the key's UTF-8 bytes: kept only once the
+    /// object has more than `indexedAbove` members. Smaller objects (nearly all of them: a JWT's
+    /// claims, a scenario's user) are searched in order, which allocates nothing.
+    private var positions: [[UInt8]: Int]?
+
+    /// Members past which lookups go through an index.
+    private static let indexedAbove = 16
 
     /// An empty object.
     public init() {
         members = []
-        positions = [:]
+        positions = nil
     }
 
     /// An object with these members in this order; a repeated key keeps its first position
     /// and takes the last value.
     public init(_ pairs: [(String, JSONValue)]) {
         self.init()
+        members.reserveCapacity(pairs.count)
         for (key, value) in pairs {
             self[key] = value
         }
@@ -35,27 +41,42 @@ public struct JSONObject: Sendable {
         members.isEmpty
     }
 
+    /// The position of `key` in `members`, compared byte for byte (two spellings of one
+    /// character are two keys, as RFC 7515 §5.2 reads them).
+    private func index(of key: String) -> Int? {
+        if let positions { return positions[Array(key.utf8)] }
+        return members.firstIndex { $0.key.utf8.elementsEqual(key.utf8) }
+    }
+
+    /// Builds the index once the object outgrows a search in order.
+    private mutating func indexIfLarge() {
+        guard positions == nil, members.count > Self.indexedAbove else { return }
+        var built: [[UInt8]: Int] = [:]
+        built.reserveCapacity(members.count * 2)
+        for (index, member) in members.enumerated() { built[Array(member.key.utf8)] = index }
+        positions = built
+    }
+
     /// The value for `key`. Setting an existing key replaces its value in place, setting a new
     /// key appends it, setting `nil` removes the member.
     public subscript(key: String) -> JSONValue? {
         get {
-            guard let index = positions[Array(key.utf8)] else { return nil }
+            guard let index = index(of: key) else { return nil }
             return members[index].value
         }
         set {
-            let bytes = Array(key.utf8)
             if let newValue {
-                if let index = positions[bytes] {
+                if let index = index(of: key) {
                     members[index].value = newValue
                 } else {
-                    positions[bytes] = members.count
+                    positions?[Array(key.utf8)] = members.count
                     members.append((key: key, value: newValue))
+                    indexIfLarge()
                 }
-            } else if let index = positions.removeValue(forKey: bytes) {
+            } else if let index = index(of: key) {
                 members.remove(at: index)
-                for later in index..<members.count {
-                    positions[Array(members[later].key.utf8)] = later
-                }
+                positions = nil
+                indexIfLarge()
             }
         }
     }

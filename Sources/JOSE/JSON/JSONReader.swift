@@ -221,7 +221,16 @@ struct JSONReader {
     /// Reads a string starting at its opening quote; validates UTF-8 and escapes.
     private mutating func readString() throws(JSONParseError) -> String {
         position += 1
-        var output: [UInt8] = []
+        // Most strings are printable ASCII with no escape: made from the input's bytes at once.
+        let start = position
+        while position < bytes.count, case let byte = bytes[position], byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") {
+            if byte == UInt8(ascii: "\"") {
+                defer { position += 1 }
+                return String(decoding: bytes[start..<position], as: UTF8.self)
+            }
+            position += 1
+        }
+        var output = Array(bytes[start..<position])
         while true {
             guard let byte = peek() else { throw error("unterminated string") }
             switch byte {
