@@ -3,6 +3,9 @@
 #   docker build -t appleid-mock .                                 # podman: add --format docker
 #   docker run --rm -p 127.0.0.1:8080:8080 appleid-mock            # http://localhost:8080 (this machine only)
 #
+# Releases: scripts/release VERSION builds this file with --build-arg APPLEID_MOCK_VERSION=VERSION
+# and takes the tarball's binary out of the image it made.
+#
 # HTTPS standing in for appleid.apple.com: see docker-compose.yml.
 
 # ---- build: the same flags as scripts/bench (static Swift runtime, no PIE) ----
@@ -16,6 +19,13 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+# A release (scripts/release VERSION) stamps its version into the one line that holds it, in this
+# stage's copy of the sources only; without the argument the sources' own version stays.
+ARG APPLEID_MOCK_VERSION=
+RUN if [ -n "$APPLEID_MOCK_VERSION" ]; then \
+        sed -i "s/^    public static let current = \"[^\"]*\"$/    public static let current = \"$APPLEID_MOCK_VERSION\"/" Sources/AppleIDMock/AppleIDMockVersion.swift \
+     && grep -qx "    public static let current = \"$APPLEID_MOCK_VERSION\"" Sources/AppleIDMock/AppleIDMockVersion.swift; \
+    fi
 RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --product appleid-mock \
  && install -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
 

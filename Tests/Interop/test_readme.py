@@ -1,5 +1,5 @@
-"""Every code block of README.md, docs/*.md, CONTRIBUTING.md and Examples/python-backend/README.md
-runs, compiles or is exempted by name, so none can rot.
+"""Every code block of README.md, docs/*.md, CONTRIBUTING.md, Examples/python-backend/README.md and
+integrations/python/README.md runs, compiles or is exempted by name, so none can rot.
 
 Each fenced block is preceded by a marker comment that says what the test does with it:
 
@@ -10,6 +10,17 @@ Each fenced block is preceded by a marker comment that says what the test does w
     <!-- readme: python continued -->  Python (PyJWT, requests), in the session of the block before
     <!-- readme: pytest continued -->  a pytest file, run with `python -m pytest` in the session of the
                                        block before (its tests must pass, and at least one must run)
+    <!-- readme: pytest -->            a pytest file on its own (the appleid-mock plugin installed,
+                                       the built binary on PATH)
+    <!-- readme: pytest needs-engine --> the same, where a container engine answers (DOCKER_HOST):
+                                       scripts/oci-check runs these with the images it built; elsewhere
+                                       they skip, saying so
+    <!-- readme: workflow -->          a GitHub Actions workflow: actionlint passes on it, with this
+                                       repository's action (and report) in place of the published one
+    <!-- readme: compose -->           a Compose file: valid against the Compose schema; where
+                                       APPLEID_MOCK_TEST_COMPOSE names podman-compose (scripts/oci-check),
+                                       also brought up (its services healthy, its ports answering) and down
+    <!-- readme: ini -->               a pytest ini file: it parses, and names only the plugin's options
     <!-- readme: synopsis -->          the CLI synopsis: it must name every option of every command
     <!-- readme: swift-package -->     an outside package's XCTest that depends on this one
     <!-- readme: yaml -->              parsed as YAML
@@ -35,12 +46,13 @@ import pytest
 from conftest import BINARY, ROOT
 
 README = ROOT / "README.md"
-# Every document whose code blocks users copy: the README, every page under docs/, CONTRIBUTING.md
-# and the example's README (each once, in this order).
+# Every document whose code blocks users copy: the README, every page under docs/, CONTRIBUTING.md,
+# the example's README and the Python integration's (each once, in this order).
 DOCUMENTS = list(dict.fromkeys([README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md",
-                                ROOT / "Examples" / "python-backend" / "README.md"]))
+                                ROOT / "Examples" / "python-backend" / "README.md", ROOT / "integrations" / "python" / "README.md"]))
 SCRATCH = ROOT / ".appleid-mock"
-MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
+MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|pytest|pytest needs-engine|"
+                    r"workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
 FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
 WALKTHROUGH_PORTS = (8080, 9000)
 
@@ -215,7 +227,7 @@ class Session:
         for number, block in enumerate(self.blocks):
             if block.kind == "python continued":
                 parts.append(f'"$PYTHON" - <<\'README_PYTHON_{number}\'\n{block.text}README_PYTHON_{number}\n')
-            elif block.kind == "pytest continued":
+            elif block.kind in ("pytest continued", "pytest"):
                 # As a user's suite runs it: a test file of its own, collected by pytest.
                 file = f".appleid-mock/test_readme_block_{number}.py"
                 parts.append(f"mkdir -p .appleid-mock\ncat > {file} <<'README_PYTEST_{number}'\n{block.text}README_PYTEST_{number}\n"
@@ -235,7 +247,7 @@ class Session:
 def sessions():
     found = []
     for block in ALL:
-        if block.kind in ("run", "run with-mock"):
+        if block.kind in ("run", "run with-mock", "pytest"):
             found.append(Session(block))
         elif block.kind in ("run continued", "python continued", "pytest continued"):
             assert found and found[-1].blocks[0].document == block.document, f"{block} continues no session of its document"
@@ -331,3 +343,121 @@ let package = Package(
     assert result.returncode == 0, f"{swift[0]}: swift test exited {result.returncode}:\n{output[-6000:]}"
     executed = re.findall(r"Executed (\d+) tests?, with 0 failures", output)
     assert executed and int(executed[-1]) >= 1, f"{swift[0]}: no test ran:\n{output[-3000:]}"
+
+
+# ---- the backend-CI recipes (docs/backend-ci.md, integrations/python/README.md) ----
+
+PUBLISHED_ACTION = "appleid-mock/appleid-mock@v"
+PUBLISHED_REPORT = "appleid-mock/appleid-mock/report@v"
+
+
+def actionlint():
+    found = shutil.which("actionlint", path=f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    if not found:
+        pytest.fail("no actionlint: .ci/run installs it from PyPI into the interop venv")
+    return found
+
+
+def lint_workflow(text, directory):
+    """actionlint on `text` as a workflow of a repository holding this one's action, the published
+    action's `uses:` pointed at it so its inputs are checked against action.yml."""
+    subprocess.run(["git", "init", "-q", str(directory)], check=True)
+    shutil.copy(ROOT / "action.yml", directory / "action.yml")
+    shutil.copytree(ROOT / "report", directory / "report")
+    shutil.copytree(ROOT / "action", directory / "action")
+    local = re.sub(re.escape(PUBLISHED_REPORT) + r"[\w.-]+", "./report", text)
+    local = re.sub(re.escape(PUBLISHED_ACTION) + r"[\w.-]+", "./", local)
+    (directory / ".github" / "workflows").mkdir(parents=True)
+    (directory / ".github" / "workflows" / "recipe.yml").write_text(local)
+    return subprocess.run([actionlint(), "-no-color", ".github/workflows/recipe.yml"], cwd=directory, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("block", of_kind("workflow"), ids=repr)
+def test_readme_workflow_block_passes_actionlint_with_this_action(block, tmp_path):
+    assert PUBLISHED_ACTION in block.text, f"{block} does not use the action"
+    result = lint_workflow(block.text, tmp_path)
+    assert (result.returncode, result.stdout) == (0, ""), f"{block}:\n{result.stdout}{result.stderr}"
+
+
+def test_readme_workflow_check_refuses_an_input_the_action_lacks(tmp_path):
+    block = of_kind("workflow")[0]
+    result = lint_workflow(block.text.replace("version: 0.2.0", "release: 0.2.0", 1), tmp_path)
+    assert result.returncode == 1 and 'input "release" is not defined in action "AppleIDMock"' in result.stdout, result.stdout
+
+
+def check_compose_schema(path):
+    checker = shutil.which("check-jsonschema", path=f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    assert checker, "no check-jsonschema in the interop venv (Tests/Interop/requirements.txt)"
+    return subprocess.run([checker, "--schemafile", str(ROOT / "Tests" / "Schemas" / "compose-spec.json"), str(path)],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("block", of_kind("compose"), ids=repr)
+def test_readme_compose_block_is_valid_and_comes_up(block, tmp_path):
+    compose = tmp_path / "compose.yml"
+    compose.write_text(block.text)
+    result = check_compose_schema(compose)
+    assert result.returncode == 0, f"{block}: {result.stdout}{result.stderr}"
+    # The twin: the same file with its port mapping broken is refused.
+    broken = tmp_path / "broken.yml"
+    broken.write_text(block.text.replace('- "127.0.0.1:8080:8080"', "- {published: [8080]}"))
+    assert broken.read_text() != block.text and check_compose_schema(broken).returncode != 0
+    podman_compose = os.environ.get("APPLEID_MOCK_TEST_COMPOSE")
+    if not podman_compose:
+        pytest.skip(f"{block}: schema-checked; bringing it up needs a container engine and podman-compose "
+                    "(scripts/oci-check sets APPLEID_MOCK_TEST_COMPOSE)")
+    scenario = subprocess.run([BINARY, "scenario", "print"], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "apple-scenario.json").write_text(scenario)
+    project = f"readme-compose-{os.getpid()}"
+    up = subprocess.run([podman_compose, "-p", project, "-f", str(compose), "up", "-d", "--build"], cwd=tmp_path,
+                        capture_output=True, text=True, timeout=600)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        container = f"{project}_appleid-mock_1"
+        # The image's own health check, inside the container, then the published port here.
+        for _ in range(100):
+            check = subprocess.run(["podman", "healthcheck", "run", container], capture_output=True, text=True)
+            if check.returncode == 0:
+                break
+            time.sleep(0.1)
+        assert check.returncode == 0, check.stdout + check.stderr
+        import urllib.request
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open("http://127.0.0.1:8080/__mock/health", timeout=10) as answer:
+            assert answer.read() == b'{"active_kid":"W2ek7HdPaL","issuer":"https://appleid.apple.com","status":"ok"}'
+        mounts = subprocess.run(["podman", "inspect", "--format", "{{len .Mounts}}", container], capture_output=True, text=True)
+        assert mounts.stdout.strip() == "0", "the scenario is built in, not mounted"
+    finally:
+        subprocess.run([podman_compose, "-p", project, "-f", str(compose), "down", "-v", "-t", "5"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("block", of_kind("ini"), ids=repr)
+def test_readme_ini_block_names_only_the_plugins_options(block):
+    import configparser
+    from appleid_mock.plugin import OPTIONS
+    known = {ini for _, ini, _, _ in OPTIONS} | {"appleid_mock_args"}
+    parser = configparser.ConfigParser()
+    parser.read_string(block.text)
+    assert parser.sections() == ["pytest"], block
+    unknown = set(parser["pytest"]) - known
+    assert not unknown, f"{block} names options the plugin does not have: {unknown}"
+
+
+def test_readme_ini_check_refuses_an_unknown_option():
+    from appleid_mock.plugin import OPTIONS
+    assert "appleid_mock_binary" not in {ini for _, ini, _, _ in OPTIONS}
+
+
+@pytest.mark.parametrize("block", of_kind("pytest needs-engine"), ids=repr)
+def test_readme_pytest_block_runs_on_a_container_engine(block, tmp_path):
+    if not os.environ.get("DOCKER_HOST") and not os.path.exists("/var/run/docker.sock"):
+        pytest.skip(f"{block}: no container engine: DOCKER_HOST is unset and /var/run/docker.sock does not exist "
+                    "(scripts/oci-check runs it against rootful podman's socket, with the image scripts/release tagged)")
+    test = tmp_path / "test_readme_engine_block.py"
+    test.write_text(block.text)
+    env = dict(environment(), TESTCONTAINERS_RYUK_DISABLED="true")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{block}:\n{result.stdout}{result.stderr}"

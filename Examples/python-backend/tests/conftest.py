@@ -1,8 +1,9 @@
-"""Starts the mock (HTTPS on 443 as appleid.apple.com) and the backend inside the namespace the
-`e2e` script made; the tests then act as the user's browser, the iOS app and the user at Apple.
+"""The mock comes from the appleid-mock pytest plugin (integrations/python): its session fixture
+`appleid_mock` starts it as appleid.apple.com (HTTPS on 443, inside the namespace the `e2e`
+script made) with the app group's notifications sent to this backend; `stack` then starts the
+backend. The tests act as the user's browser, the iOS app and the user at Apple.
 With EXAMPLE_STACK=running both already run (scripts/oci-check runs these tests inside the
-compose stack's backend container)."""
-import json
+compose stack's backend container): the plugin uses the mock at https://appleid.apple.com."""
 import os
 import pathlib
 import subprocess
@@ -11,6 +12,7 @@ import time
 
 import pytest
 import requests
+from appleid_mock.process import find_binary, load_scenario
 
 HERE = pathlib.Path(__file__).resolve().parents[1]
 ROOT = HERE.parents[1]
@@ -19,25 +21,29 @@ APPLE = "https://appleid.apple.com"
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory):
+def appleid_mock_settings(appleid_mock_settings):
+    """The plugin's settings, made this suite's: the stack's mock, or one on 443 standing in for Apple."""
+    if os.environ.get("EXAMPLE_STACK") == "running":
+        return appleid_mock_settings.replace(url=APPLE, ca=os.environ.get("SSL_CERT_FILE"))
+    if "EXAMPLE_TLS" not in os.environ:
+        pytest.skip("run through Examples/python-backend/e2e (it makes the network namespace)")
+    tls = pathlib.Path(os.environ["EXAMPLE_TLS"])
+    scenario = load_scenario(find_binary(appleid_mock_settings.binary), None)
+    scenario["teams"][0]["notification_url"] = f"{BACKEND}/apple/notifications"
+    return appleid_mock_settings.replace(
+        scenario=scenario, port=443, ca=str(tls / "ca.pem"), notifications=False,
+        serve_args=("--base-url", APPLE, "--tls-cert", str(tls / "cert.pem"), "--tls-key", str(tls / "key.pem")))
+
+
+@pytest.fixture(scope="session")
+def stack(appleid_mock):
     if os.environ.get("EXAMPLE_STACK") == "running":
         # The compose stack's mock keeps its state across restarts (--state): start from the
         # scenario, as a fresh mock would, so alice's first login here is a first one.
-        answer = requests.post(f"{APPLE}/__mock/reset", timeout=10)
-        assert answer.status_code == 200, answer.text
-        yield
+        appleid_mock.reset()
+        yield appleid_mock
         return
-    if "EXAMPLE_TLS" not in os.environ:
-        pytest.skip("run through Examples/python-backend/e2e (it makes the network namespace)")
-    binary, tls = os.environ["APPLEID_MOCK_BIN"], pathlib.Path(os.environ["EXAMPLE_TLS"])
-    scenario = json.loads(subprocess.run([binary, "scenario", "print"], capture_output=True, text=True, check=True).stdout)
-    scenario["teams"][0]["notification_url"] = f"{BACKEND}/apple/notifications"
-    path = tmp_path_factory.mktemp("scenario") / "scenario.json"
-    path.write_text(json.dumps(scenario))
-    mock = subprocess.Popen([binary, "serve", "--scenario", str(path), "--port", "443", "--base-url", APPLE,
-                             "--tls-cert", str(tls / "cert.pem"), "--tls-key", str(tls / "key.pem")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert mock.stdout.readline().strip() == "listening on https://127.0.0.1:443"
+    assert appleid_mock.url == "https://127.0.0.1:443"
     backend = subprocess.Popen([sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port", "3000", "--log-level", "warning"],
                                cwd=HERE, env=dict(os.environ, APPLE_PRIVATE_KEY_FILE=str(ROOT / "Keys" / "AuthKey_MOCKKEY001.p8")),
                                stderr=subprocess.PIPE, text=True)
@@ -54,9 +60,7 @@ def stack(tmp_path_factory):
                 time.sleep(0.05)
         else:
             pytest.fail(f"the backend did not answer on {BACKEND}", pytrace=False)
-        yield
+        yield appleid_mock
     finally:
         backend.terminate()
         backend.wait(timeout=20)
-        mock.terminate()
-        assert mock.wait(timeout=20) == 0

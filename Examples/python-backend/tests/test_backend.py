@@ -1,11 +1,16 @@
 """The example backend against the mock standing in for appleid.apple.com: first and later web
 logins, a native login, a key rotation mid-suite, and consent revoked and account deleted
-arriving as Apple's signed notifications. Runs in order: each step builds on the last."""
+arriving as Apple's signed notifications. Runs in order: each step builds on the last.
+`stack` is the session's mock (the appleid-mock plugin's `AppleIDMock`) once the backend runs:
+the tests drive Apple's side through it (a native sign-in, a key rotation, a user's action at
+Apple, the request journal)."""
 import json
 import os
 from html.parser import HTMLParser
 
+import pytest
 import requests
+from appleid_mock import AppleIDMockError
 
 BACKEND = "http://127.0.0.1:3000"
 APPLE = "https://appleid.apple.com"
@@ -94,24 +99,14 @@ def test_first_web_login_keeps_name_and_email_a_later_one_gets_neither(stack):
     assert requests.post(f"{BACKEND}/refresh/{first['sub']}").json() == {"signed_in": True}
 
 
-def journal_cursor():
-    """The id of the newest request the mock's journal holds: later requests come after it."""
-    cursor = 0
-    while True:
-        page = requests.get(f"{APPLE}/__mock/requests", params={"after": cursor}).json()
-        cursor = page["last"]
-        if len(page["requests"]) < 1000:
-            return cursor
-
-
 def test_the_backend_calls_apple_exactly_as_apple_requires(stack):
     """What the backend sent Apple, read back from the mock's request journal: one code exchange
     per login with the registered redirect_uri and a fresh ES256 client_secret, then a refresh."""
-    after = journal_cursor()
+    after = stack.journal_mark()
     answer, posted = web_login("alice")
     assert answer.status_code == 200, answer.text
     assert requests.post(f"{BACKEND}/refresh/{STATE['alice']}").json() == {"signed_in": True}
-    calls = requests.get(f"{APPLE}/__mock/requests", params={"after": after, "path": "/auth/token"}).json()["requests"]
+    calls = stack.requests(after=after, path="/auth/token")
     assert [(call["grant_type"], call["status"]) for call in calls] == [("authorization_code", 200), ("refresh_token", 200)]
     exchange, renewal = calls
     assert exchange["form"]["code"] == posted["code"]
@@ -122,16 +117,16 @@ def test_the_backend_calls_apple_exactly_as_apple_requires(stack):
     assert {k: secret["claims"][k] for k in ("iss", "sub", "aud")} == {"iss": "MOCKTEAM01", "sub": "com.example.web", "aud": APPLE}
     assert 0 < secret["claims"]["exp"] - secret["claims"]["iat"] <= 15777000, "at most six months"
     assert renewal["form"]["refresh_token"] and renewal["client_id"] == "com.example.web"
-    count = {"after": after, "path": "/auth/token", "grant_type": "authorization_code"}
-    assert requests.get(f"{APPLE}/__mock/requests/count", params=count).json() == {"count": 1}, "exactly once"
+    exchanges = {"after": after, "path": "/auth/token", "grant_type": "authorization_code"}
+    assert len(stack.requests(**exchanges)) == 1, "exactly once"
     # The twin: a replayed callback is refused by the backend without calling Apple again.
     replayed = requests.post(f"{BACKEND}/callback", data=posted)
     assert replayed.status_code == 400 and replayed.json() == {"error": "unknown state"}
-    assert requests.get(f"{APPLE}/__mock/requests/count", params=count).json() == {"count": 1}
+    assert len(stack.requests(**exchanges)) == 1
 
 
 def test_native_login_verifies_the_identity_token_and_redeems_the_code(stack):
-    credential = requests.post(f"{APPLE}/__mock/sign-in", json={"user": "bob", "client_id": "com.example.app"}).json()
+    credential = stack.sign_in("bob", "com.example.app")
     answer = requests.post(f"{BACKEND}/native", json={k: credential[k] for k in ("identityToken", "authorizationCode", "fullName")})
     assert answer.status_code == 200, answer.text
     assert answer.json() == {"sub": credential["user"], "email": credential["email"], "name": "Bob Bobson", "first_login": True}
@@ -144,7 +139,7 @@ def test_native_login_verifies_the_identity_token_and_redeems_the_code(stack):
 
 
 def test_key_rotation_mid_suite_is_followed_by_the_backends_key_cache(stack):
-    rotated = requests.post(f"{APPLE}/__mock/keys/rotate", json={}).json()
+    rotated = stack.rotate_keys()
     assert rotated["state"] == "active"
     answer, _ = web_login("alice")
     assert answer.status_code == 200, answer.text
@@ -154,8 +149,7 @@ def test_key_rotation_mid_suite_is_followed_by_the_backends_key_cache(stack):
 
 def test_consent_revoked_arrives_as_a_notification_and_the_next_login_is_a_first_again(stack):
     last = (requests.get(f"{APPLE}/__mock/notifications").json()["notifications"] or [{"id": 0}])[-1]["id"]
-    fired = requests.post(f"{APPLE}/__mock/events", json={"type": "consent-revoked", "user": "alice", "client_id": "com.example.web"})
-    assert fired.status_code == 202, fired.text
+    stack.fire_event("consent-revoked", "alice", "com.example.web")
     record = notification_after(last)
     assert [attempt["status"] for attempt in record["attempts"]] == [200]
     user = requests.get(f"{BACKEND}/users/{STATE['alice']}").json()
@@ -168,13 +162,13 @@ def test_consent_revoked_arrives_as_a_notification_and_the_next_login_is_a_first
 
 def test_account_deleted_arrives_as_a_notification_and_apple_refuses_the_user(stack):
     last = requests.get(f"{APPLE}/__mock/notifications").json()["notifications"][-1]["id"]
-    fired = requests.post(f"{APPLE}/__mock/events", json={"type": "account-deleted", "user": "bob", "client_id": "com.example.app"})
-    assert fired.status_code == 202, fired.text
+    stack.fire_event("account-deleted", "bob", "com.example.app")
     notification_after(last)
     user = requests.get(f"{BACKEND}/users/{STATE['bob']}").json()
     assert user["status"] == "deleted" and user["email"] is None
     assert requests.post(f"{BACKEND}/refresh/{STATE['bob']}").json() == {"signed_in": False, "reason": "deleted"}
-    again = requests.post(f"{APPLE}/__mock/sign-in", json={"user": "bob", "client_id": "com.example.app"})
-    assert again.status_code == 400 and again.json()["field"] == "user"
+    with pytest.raises(AppleIDMockError) as refused:
+        stack.sign_in("bob", "com.example.app")
+    assert refused.value.status == 400 and refused.value.body["field"] == "user"
     # The twin: alice is untouched.
     assert requests.get(f"{BACKEND}/users/{STATE['alice']}").json()["status"] == "active"
