@@ -9,8 +9,10 @@ import JOSE
 /// cursor. It is written, never queried, while the mock runs: the writer commits batches, and
 /// reads happen once, at start.
 ///
-/// One mock holds a file at a time: the connection keeps an exclusive lock from its first write
-/// until it closes, so a second mock (or `state` command) on the same file is refused at once.
+/// One mock holds a file at a time: a `StateFileLock` taken before SQLite opens the file, and the
+/// connection's exclusive lock from its first write until it closes, so a second mock (or
+/// `state` command) on the same file is refused at once, and of two starting at the same moment
+/// exactly one serves.
 final class StateFile: @unchecked Sendable {
     /// The schema this build writes and the newest it reads.
     static let schemaVersion: Int64 = 1
@@ -31,6 +33,8 @@ final class StateFile: @unchecked Sendable {
     ]
 
     private let database: SQLiteDatabase
+    /// This process's hold on the file, taken before SQLite opens it (`StateFileLock`).
+    private let lock: StateFileLock
     /// The file's path.
     let path: String
     /// What the file held when opened; nil for a new file.
@@ -56,7 +60,18 @@ final class StateFile: @unchecked Sendable {
         if readOnly && !exists { throw StateFileError(path: path, problem: .missing) }
         if exists && BoundedFile.isDirectory(path) { throw StateFileError(path: path, problem: .notAFile) }
         do {
-            database = try SQLiteDatabase(path: path, create: !exists)
+            lock = try StateFileLock(path: path, create: !readOnly && !exists)
+        } catch {
+            switch error {
+            case .held: throw StateFileError(path: path, problem: .inUse)
+            case .io(let message): throw StateFileError(path: path, problem: .io(message))
+            }
+        }
+        // An empty file is new only when this process made it: one found empty is a copy that
+        // failed or a volume restored empty, and taking it as new would silently drop a state (P8).
+        if !lock.made && lock.size == 0 { throw StateFileError(path: path, problem: .empty) }
+        do {
+            database = try SQLiteDatabase(path: path, create: false)
         } catch {
             throw StateFileError(path: path, problem: .io(error.description))
         }
@@ -170,6 +185,8 @@ final class StateFile: @unchecked Sendable {
         if writtenSinceCompaction > 0 { try? database.transaction { () throws(SQLiteError) in try compact(before: lastSequence - Self.keptEvents) } }
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         database.close()
+        // After SQLite let go of the file: closing a descriptor of it earlier would drop SQLite's locks.
+        lock.release()
     }
 
     /// Drops events at or before `cutoff` that no later state needs: the inert ones (tokens
