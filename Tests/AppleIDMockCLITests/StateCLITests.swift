@@ -126,7 +126,7 @@ final class StateCLITests: XCTestCase {
         let other = temporary("other.sqlite")
         let refused = try CLIProcess.run(["state", "import", broken, "--state", other])
         XCTAssertEqual(refused.status, 2)
-        XCTAssertTrue(refused.stderr.contains("events[1].sequence: expected an integer above the previous event's (1)"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("events[1].sequence: expected an integer from 1 to 9007199254740991"), refused.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: other))
     }
 

@@ -49,7 +49,7 @@ public enum StateArchive {
 
     /// Whole seconds with a sign: `+86400`, `-30`, `+0`.
     private static func signed(_ seconds: Double) -> String {
-        let whole = seconds.isFinite ? Int64(max(-1e15, min(1e15, seconds.rounded()))) : 0
+        let whole = Int64(seconds: seconds, rounding: .toNearestOrAwayFromZero)
         return whole < 0 ? "\(whole)" : "+\(whole)"
     }
 
@@ -117,14 +117,17 @@ public enum StateArchive {
             for (index, entry) in events.enumerated() {
                 let place = "events[\(index)]"
                 guard case .object(let object) = entry else { throw StoredStateError(path: place, message: "expected an object") }
-                guard case .int(let sequence)? = object["sequence"], sequence > 0, UInt64(sequence) > last else {
+                guard case .int(let sequence)? = object["sequence"], StoredRange.counters.contains(sequence) else {
+                    throw StoredStateError(path: place + ".sequence", message: StoredRange.expectation(StoredRange.counters))
+                }
+                guard UInt64(sequence) > last else {
                     throw StoredStateError(path: place + ".sequence", message: "expected an integer above the previous event's (\(last))")
                 }
                 let at: Double
                 switch object["at"] {
-                case .double(let value)? where value.isFinite: at = value
-                case .int(let value)?: at = Double(value)
-                default: throw StoredStateError(path: place + ".at", message: "expected a number of seconds")
+                case .double(let value)? where StoredRange.instants.contains(value): at = value
+                case .int(let value)? where StoredRange.seconds.contains(value): at = Double(value)
+                default: throw StoredStateError(path: place + ".at", message: StoredRange.expectation(StoredRange.instants, "a number of seconds"))
                 }
                 let event = try DomainEvent(stored: object["event"] ?? .null, path: place + ".event")
                 batch.events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
@@ -133,11 +136,11 @@ public enum StateArchive {
             guard case .object(let notifications)? = archive["notifications"] else {
                 throw StoredStateError(path: "notifications", message: "expected an object")
             }
-            guard case .int(let cursor)? = notifications["cursor"], cursor >= 0 else {
-                throw StoredStateError(path: "notifications.cursor", message: "expected an integer of 0 or more")
+            guard case .int(let cursor)? = notifications["cursor"], StoredRange.counts.contains(cursor) else {
+                throw StoredStateError(path: "notifications.cursor", message: StoredRange.expectation(StoredRange.counts))
             }
-            guard case .int(let nextID)? = notifications["next_id"], nextID >= 1 else {
-                throw StoredStateError(path: "notifications.next_id", message: "expected an integer of 1 or more")
+            guard case .int(let nextID)? = notifications["next_id"], StoredRange.counters.contains(nextID) else {
+                throw StoredStateError(path: "notifications.next_id", message: StoredRange.expectation(StoredRange.counters))
             }
             guard case .array(let records)? = notifications["records"] else {
                 throw StoredStateError(path: "notifications.records", message: "expected an array")

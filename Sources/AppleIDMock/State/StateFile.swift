@@ -266,16 +266,24 @@ final class StateFile: @unchecked Sendable {
         let rows = try database.prepare("SELECT sequence, at, body FROM events ORDER BY sequence")
         while try rows.step() {
             let sequence = rows.integer(0)
-            guard sequence > 0 else { throw StateFileError(path: path, problem: .damaged("event \(sequence): sequence below 1")) }
+            guard StoredRange.counters.contains(sequence) else {
+                throw StateFileError(path: path, problem: .damaged("event \(sequence): sequence \(StoredRange.expectation(StoredRange.counters))"))
+            }
+            let at = rows.real(1)
+            guard StoredRange.instants.contains(at) else {
+                throw StateFileError(path: path, problem: .damaged("event \(sequence): at \(StoredRange.expectation(StoredRange.instants, "a number of seconds"))"))
+            }
             let json = try parse(rows.text(2) ?? "", "event \(sequence)")
             let event = try decoded("event \(sequence)") { () throws(StoredStateError) in try DomainEvent(stored: json, path: "event") }
-            events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: rows.real(1), event: event))
+            events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
         }
         var notifications = StoredNotifications()
         if let text = meta["notifications"] {
             let json = try parse(text, "notifications")
-            guard case .object(let cursor) = json, case .int(let at)? = cursor["cursor"], case .int(let next)? = cursor["next_id"], at >= 0, next >= 1 else {
-                throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, \"next_id\": n}"))
+            guard case .object(let cursor) = json, case .int(let at)? = cursor["cursor"], case .int(let next)? = cursor["next_id"],
+                  StoredRange.counts.contains(at), StoredRange.counters.contains(next) else {
+                throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, \"next_id\": n} with n "
+                                                                   + "from 0 (cursor) or 1 (next_id) to \(StoredRange.counters.upperBound)"))
             }
             notifications.cursor = UInt64(at)
             notifications.nextID = UInt64(next)
