@@ -248,4 +248,104 @@ final class StateImportBoundsTests: XCTestCase {
         XCTAssertEqual(Int64(seconds: -1.5, rounding: .toNearestOrAwayFromZero), -2)
         XCTAssertEqual(RFC3339.format(1_700_000_000), "2023-11-14T22:13:20Z")
     }
+
+    // MARK: - P7: states the mock could never produce
+
+    /// `archive` with `event` appended after its last event.
+    private func appending(_ archive: JSONValue, _ event: JSONValue) -> JSONValue {
+        guard case .object(var object) = archive, case .array(var events)? = object["events"],
+              case .object(let last)? = events.last, case .int(let sequence)? = last["sequence"] else { return archive }
+        events.append(["sequence": .int(sequence + 1), "at": last["at"] ?? 0, "event": event])
+        object["events"] = .array(events)
+        return .object(object)
+    }
+
+    /// The stored user-added event for `id` with these identifiers.
+    private func userAdded(_ id: String, subjects: [String], relayAddresses: [String]) -> JSONValue {
+        ["type": "user-added", "added_user": ["user": Scenario.User(id: id, email: "\(id)@example.com", givenName: "I", familyName: "M").json,
+                                              "subjects": .array(subjects.map(JSONValue.string)),
+                                              "relay_addresses": .array(relayAddresses.map(JSONValue.string))]]
+    }
+
+    func testStateImport_RefusesStatesTheMockCouldNeverProduce_NamingTheEventField_P7() throws {
+        let archive = try JSONParser.parse(try richExport(reset: false))
+        let events = try XCTUnwrap(archive.objectValue?["events"]?.arrayValue)
+        let last = events.count
+        let teams = Scenario.default.teams
+        func identifiers(_ id: String) -> ([String], [String]) {
+            let added = AddedUser(user: Scenario.User(id: id, email: "x@example.com", givenName: "", familyName: ""), teams: teams)
+            return (added.subjects, added.relayAddresses)
+        }
+        let (zoeSubjects, zoeRelays) = identifiers("zoe")
+        let (freshSubjects, freshRelays) = identifiers("imp1")
+        let grant = try XCTUnwrap(events.compactMap { $0.objectValue?["event"] }.first { $0.objectValue?["type"] == "consent-granted" })
+        func granted(_ change: (inout JSONObject) -> Void) -> JSONValue {
+            var object = grant.objectValue!
+            var inner = object["grant"]!.objectValue!
+            change(&inner)
+            object["grant"] = .object(inner)
+            return .object(object)
+        }
+        let activeKid = try XCTUnwrap(archive.objectValue?["events"]?.arrayValue?.compactMap { event -> String? in
+            guard event.objectValue?["event"]?.objectValue?["type"] == "key-activated" else { return nil }
+            return event.objectValue?["event"]?.objectValue?["kid"]?.stringValue
+        }.last)
+        let cases: [(JSONValue, String?)] = [
+            // Another user with zoe's sub and relay address; its twin with its own.
+            (userAdded("imp1", subjects: zoeSubjects, relayAddresses: zoeRelays), "events[\(last)].event.added_user.subjects[0]: the sub of user \"zoe\" already"),
+            (userAdded("imp1", subjects: freshSubjects, relayAddresses: zoeRelays),
+             "events[\(last)].event.added_user.relay_addresses[0]: the relay address of user \"zoe\" already"),
+            (userAdded("imp1", subjects: freshSubjects, relayAddresses: freshRelays), nil),
+            // zoe added twice.
+            (userAdded("zoe", subjects: freshSubjects, relayAddresses: freshRelays), "events[\(last)].event.added_user.user.id: user \"zoe\" exists already"),
+            // A consent for a user or a team that does not exist; the twin a new consent of zoe's.
+            (granted { $0["user_id"] = "ghost"; $0["consent_id"] = 900 }, "events[\(last)].event.grant.user_id: no user \"ghost\""),
+            (granted { $0["team_id"] = "NOTEAM"; $0["consent_id"] = 900 }, "events[\(last)].event.grant.team_id: no team NOTEAM in the scenario"),
+            (granted { $0["user_id"] = "zoe"; $0["consent_id"] = 900 }, nil),
+            // A code under a consent that does not exist.
+            (["type": "code-issued", "code": "c-imported", "grant": ["client_id": "com.example.app", "redirect_uri": .null, "consent_id": 77777,
+                                                                    "team_id": "MOCKTEAM01", "user_id": "alice", "nonce": .null, "code_challenge": .null,
+                                                                    "code_challenge_method": .null, "auth_time": .int(frozenNow), "expires_at": .int(frozenNow + 300),
+                                                                    "flow": "native", "first_authorization": false, "defect": .null]],
+             "events[\(last)].event.grant.consent_id: no live consent 77777 of alice for com.example.app"),
+            // The signing key retired, an unknown key activated; the twin, the signing key activated again.
+            (["type": "key-retired", "kid": .string(activeKid), "at": .int(frozenNow), "step": .null],
+             "events[\(last)].event.kid: key \(activeKid) signs: the signing key is never retired"),
+            (["type": "key-activated", "kid": "NoSuchKid1", "at": .int(frozenNow)], "events[\(last)].event.kid: no published key NoSuchKid1"),
+            (["type": "key-activated", "kid": .string(activeKid), "at": .int(frozenNow)], nil),
+        ]
+        for (event, expected) in cases {
+            XCTAssertEqual(importFailure(appending(archive, event)), expected, "\(event)")
+        }
+        // A consent id granted before cannot be granted again: the rich state's own grant, once more.
+        XCTAssertTrue(importFailure(appending(archive, grant))?.contains("was granted already") == true)
+        // The sequence at the integer maximum (the deliverer then "fell 9223372036854775654 events behind"); the twin at the bound.
+        let top = appending(archive, userAdded("imp1", subjects: freshSubjects, relayAddresses: freshRelays))
+        XCTAssertEqual(importFailure(replacing(top, at: "events[\(last)].sequence", with: .int(Int64.max))),
+                       "events[\(last)].sequence: expected an integer from 1 to 9007199254740991")
+        XCTAssertNil(importFailure(replacing(top, at: "events[\(last)].sequence", with: .int(StoredRange.counters.upperBound))))
+        // The notification cursor past the last event: the deliverer would wait for events that never come.
+        let lastSequence = try XCTUnwrap(events.last?.objectValue?["sequence"]?.intValue)
+        XCTAssertEqual(importFailure(replacing(archive, at: "notifications.cursor", with: .int(lastSequence + 1))),
+                       "notifications.cursor: expected an integer from 0 to the last event's sequence (\(lastSequence))")
+        XCTAssertNil(importFailure(replacing(archive, at: "notifications.cursor", with: .int(lastSequence))))
+    }
+
+    func testWorld_RefusesAUserOverTheLimit_AndTakesTheLastOneWithin_P7() throws {
+        let mock = try AppleIDDomain(configuration: AppleIDMockConfiguration())
+        var world = mock.state.read { world, _ in world }
+        let capacity = world.userCapacity
+        var index = 0
+        while world.users.count < capacity - 1 {
+            world.users["u\(index)"] = UserAccount(user: Scenario.User(id: "u\(index)", email: "u@example.com", givenName: "", familyName: ""))
+            index += 1
+        }
+        let user = Scenario.User(id: "last", email: "last@example.com", givenName: "", familyName: "")
+        let added = AddedUser(user: user, teams: world.context.scenario.teams)
+        XCTAssertNil(world.refusal(of: .userAdded(added)))
+        world.apply(.userAdded(added))
+        XCTAssertEqual(world.users.count, capacity)
+        let over = AddedUser(user: Scenario.User(id: "over", email: "over@example.com", givenName: "", familyName: ""), teams: world.context.scenario.teams)
+        XCTAssertEqual(world.refusal(of: .userAdded(over))?.message, "the mock holds \(capacity) users already, its limit")
+    }
 }
