@@ -177,12 +177,12 @@ final class StateFileTests: XCTestCase {
 
     /// Records inert `tokens-issued` events in operations of 100, each committed before the
     /// next, until the sequence reaches `sequence` (as many exchanges would, only faster).
-    private func recordInertEvents(_ state: MockState, until sequence: UInt64) async {
+    private func recordInertEvents(_ state: MockState, until sequence: UInt64) async throws {
         while state.lastEventSequence < sequence {
             state.perform { _, _, changes in
                 for _ in 0..<100 { changes.emit(.tokensIssued(grantType: "client_credentials", clientID: "com.example.web", userID: nil, consentID: 0)) }
             }
-            await state.awaitCommitted()
+            try await state.awaitCommitted()
         }
     }
 
@@ -700,9 +700,9 @@ final class StateFileTests: XCTestCase {
             let code = try issue("alice")
             _ = try redeem(code)
             redeemed.append(code)
-            if redeemed.count % 30 == 0 { await state.awaitCommitted() }
+            if redeemed.count % 30 == 0 { try await state.awaitCommitted() }
         }
-        await recordInertEvents(state, until: 22_000)
+        try await recordInertEvents(state, until: 22_000)
         let last = state.lastEventSequence
         let before = snapshot(state)
         let feed = state.events()
@@ -742,7 +742,7 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         for target: UInt64 in [6_000, 12_000] {
             let server = try startFrozenMock { $0.statePath = path }
-            await recordInertEvents(server.domain.state, until: target)
+            try await recordInertEvents(server.domain.state, until: target)
             await server.stop()
         }
         let archive = try jsonObject(Array(try StateArchive.export(path: path).utf8))
