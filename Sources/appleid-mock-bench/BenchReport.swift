@@ -18,6 +18,7 @@ struct BenchReport {
     var mail: MailLoad?
     var state: StateLoad?
     var dashboard: DashboardLoad?
+    var hardening: HardeningLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -28,7 +29,7 @@ struct BenchReport {
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
             + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0) + (state?.failures ?? 0)
-            + (dashboard?.failures ?? 0)
+            + (dashboard?.failures ?? 0) + (hardening?.failures ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -164,6 +165,33 @@ struct BenchReport {
                          "10 users " + ms(lookups.few.tokenP99), fraction(lookups.tokenP99Ratio), "<= 2.00", met(lookups.tokenP99Ratio <= 2)])
             rows.append(["  /auth/token p50 beside events", ms(lookups.many.tokenP50), "10 users " + ms(lookups.few.tokenP50), "", "", ""])
         }
+        if let hardening {
+            let compaction = hardening.compaction
+            rows.append(["--state, \(count(Double(compaction.codes))) unredeemed codes: /__mock/health p99 (every 20 ms)", ms(compaction.healthP99),
+                         "max " + ms(compaction.healthMax), "", "< 100 ms", met(compaction.healthP99 < 100)])
+            rows.append(["  longest sign-in per third (compaction between commits)",
+                         compaction.thirds.map { ms($0.longest) }.joined(separator: " / "),
+                         "p99 " + compaction.thirds.map { ms($0.p99) }.joined(separator: " / "), "", "", ""])
+            rows.append(["  SIGTERM to exit", String(format: "%.2f s", compaction.exitSeconds), "", "", "< 10 s grace",
+                         met(compaction.exitSeconds < 10)])
+            let trickle = hardening.trickle
+            let answered = trickle.statuses.map { "\($0.value)x \($0.key)" }.sorted().joined(separator: ", ")
+            rows.append(["POST /auth/token beside \(trickle.sessions) trickling SMTP sessions (64 MiB held): p50 / p99",
+                         "\(ms(trickle.trickleP50)) / \(ms(trickle.trickleP99))", "idle \(ms(trickle.idleP50)) / \(ms(trickle.idleP99))",
+                         "", "no 503", met((trickle.statuses[503] ?? 0) == 0)])
+            rows.append(["  its answers; sessions let go (421)", answered, "\(trickle.sessionsCut) of \(trickle.sessions)", "", "", ""])
+            let journal = hardening.journal
+            rows.append(["journal of \(count(Double(journal.entries))) 60 KB forms: one count's peak memory",
+                         String(format: "+%.1f MiB", journal.added), String(format: "%.0f ms", journal.countMilliseconds), "", "< 20 MB",
+                         met(journal.added * 1.048576 < 20)])
+            rows.append(["  /auth/token p50 beside \(journal.polls) never-matching long polls", ms(journal.pollsP50), "idle " + ms(journal.idleP50),
+                         fraction(journal.ratioP50), "<= 1.50", met(journal.ratioP50 <= 1.5)])
+            rows.append(["  p99", ms(journal.pollsP99), "idle " + ms(journal.idleP99), "", "", ""])
+            let silent = hardening.silent
+            rows.append(["\(count(Double(silent.events))) events to a silent receiver: memory start -> end",
+                         "\(mib(silent.residentStart)) -> \(mib(silent.residentEnd))", "log full " + mib(silent.residentLogFull),
+                         String(format: "%+.1f MiB", silent.growth), "within 10 MB", met(silent.growth * 1.048576 <= 10)])
+        }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
         if options.smoke {
@@ -239,6 +267,27 @@ struct BenchReport {
             figures["dashboard"] = ["users": dashboard.users, "notifications_logged": dashboard.notifications, "fetches": dashboard.fetches,
                                     "p50_ms": dashboard.p50, "p99_ms": dashboard.p99, "data_p50_ms": dashboard.dataP50, "data_p99_ms": dashboard.dataP99,
                                     "data_bytes": dashboard.dataBytes, "target_ms": DashboardLoad.targetMilliseconds, "failures": dashboard.failures]
+        }
+        if let hardening {
+            let compaction = hardening.compaction
+            let trickle = hardening.trickle
+            let journal = hardening.journal
+            let silent = hardening.silent
+            figures["hardening"] = [
+                "compaction": ["codes": compaction.codes, "health_p50_ms": compaction.healthP50, "health_p99_ms": compaction.healthP99,
+                               "health_max_ms": compaction.healthMax, "sign_in_longest_ms_per_third": compaction.thirds.map(\.longest),
+                               "sign_in_p99_ms_per_third": compaction.thirds.map(\.p99), "sigterm_exit_s": compaction.exitSeconds,
+                               "failures": compaction.failures],
+                "smtp_trickle": ["sessions": trickle.sessions, "held_bytes": trickle.heldBytes, "token_idle_p50_ms": trickle.idleP50,
+                                 "token_idle_p99_ms": trickle.idleP99, "token_p50_ms": trickle.trickleP50, "token_p99_ms": trickle.trickleP99,
+                                 "token_statuses": Dictionary(uniqueKeysWithValues: trickle.statuses.map { (String($0.key), $0.value) }),
+                                 "sessions_cut": trickle.sessionsCut],
+                "journal": ["entries": journal.entries, "peak_rss_mib_before_count": journal.peakBefore, "peak_rss_mib_after_count": journal.peakAfterCount,
+                            "count_ms": journal.countMilliseconds, "polls": journal.polls, "token_idle_p50_ms": journal.idleP50,
+                            "token_idle_p99_ms": journal.idleP99, "token_polls_p50_ms": journal.pollsP50, "token_polls_p99_ms": journal.pollsP99],
+                "silent_receiver": ["events": silent.events, "rss_mib_start": silent.residentStart, "rss_mib_log_full": silent.residentLogFull,
+                                    "rss_mib_end": silent.residentEnd],
+            ]
         }
         if let lookups = userLookups {
             func run(_ run: UserLookupLoad.Run) -> [String: Any] {
