@@ -515,6 +515,22 @@ final class ServerSMTPTests: XCTestCase {
 
     // MARK: - Limits, shutdown, garbage
 
+    func testSMTPSessions_PastTheirOwnLimit_Are421AndLetGo_WhileHTTPIsServed() throws {
+        let server = try start { $0.smtp?.maxSessions = 2 }
+        defer { server.stop() }
+        let holders = try (0..<2).map { _ in try greeted(server) }
+        let third = try connect(server)
+        XCTAssertEqual(third.readUntilEnd().text, "421 4.7.0 mx.test Error: too many connections\r\n")
+        XCTAssertEqual(try ServerFixture.client(server).roundTrip("GET", "/hello").text, "hi", "HTTP keeps its connections")
+        // The twin: once one leaves, the next is greeted.
+        try holders[0].send("QUIT\r\n")
+        XCTAssertEqual(holders[0].readUntilEnd().text, "221 2.0.0 Bye\r\n")
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 1 })
+        let next = try greeted(server)
+        try next.send("NOOP\r\n")
+        XCTAssertEqual(try next.reply(), Self.ok)
+    }
+
     func testConnectionLimit_IsSharedByHTTPAndSMTP() throws {
         let server = try start { $0.maxConnections = 2 }
         defer { server.stop() }

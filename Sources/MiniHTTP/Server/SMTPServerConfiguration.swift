@@ -37,6 +37,10 @@ public struct SMTPServerConfiguration: Sendable {
     public var minDataRate: Int = 1024
     /// Seconds over which `minDataRate` is measured.
     public var dataRateWindow: Double = 10
+    /// SMTP sessions held at once, out of the server's `maxConnections` that HTTP shares: a
+    /// client past it is told 421 and let go, so mail clients cannot take every connection
+    /// HTTP needs (a relative of probe P3). Postfix serves 100 sessions by default.
+    public var maxSessions: Int = 1000
 
     /// A configuration with the defaults above, deciding with `handler`.
     public init(handler: any SMTPHandler) {

@@ -13,6 +13,8 @@ final class ServerCore: Sendable {
     private let open = Atomic<Int>(0)
     /// Request-body bytes reserved by all connections, against `configuration.maxBufferedBodyBytes`.
     private let bufferedBody = Atomic<Int>(0)
+    /// SMTP sessions held, against `configuration.smtp.maxSessions`.
+    private let smtpSessions = Atomic<Int>(0)
     /// Message bytes reserved by SMTP sessions, against `configuration.smtp.maxBufferedMessageBytes`
     /// (SMTP's own budget: mail never holds what HTTP's requests need).
     private let bufferedMessages = Atomic<Int>(0)
@@ -67,6 +69,21 @@ final class ServerCore: Sendable {
     func releaseBodyBytes(_ count: Int) {
         guard count > 0 else { return }
         bufferedBody.subtract(count, ordering: .relaxed)
+    }
+
+    /// Counts a new SMTP session; false when SMTP holds `maxSessions` already.
+    func reserveSMTPSession() -> Bool {
+        let now = smtpSessions.add(1, ordering: .relaxed).newValue
+        if now > (configuration.smtp?.maxSessions ?? 0) {
+            smtpSessions.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Uncounts an SMTP session.
+    func releaseSMTPSession() {
+        smtpSessions.subtract(1, ordering: .relaxed)
     }
 
     /// Reserves `count` more message bytes of SMTP's budget; false (and nothing reserved) when
