@@ -4,7 +4,7 @@ import MiniHTTP
 /// One request the mock received, as the request journal shows it (`GET /__mock/requests`,
 /// `requests(matching:)`): who sent what, what the mock answered, why it refused, and which
 /// events it caused. The `client_secret` appears only decoded, its signature dropped; the
-/// `Authorization` header's value is not shown.
+/// `Authorization` and `Proxy-Authorization` headers' values are not shown.
 public struct JournalEntry: Sendable {
     /// Numbered in the order exchanges ended, from 1; never reused (not even after a clear).
     public let id: UInt64
@@ -96,7 +96,9 @@ public struct JournalEntry: Sendable {
         query = (try? request.queryParameters()) ?? HTTPForm()
         var headers = HTTPHeaders()
         for field in request.headers {
-            headers.add(field.name, field.name.lowercased() == "authorization" ? "[not shown]" : field.value)
+            // Credentials are not shown, for the origin (the control token) or a proxy alike.
+            let name = field.name.lowercased()
+            headers.add(field.name, name == "authorization" || name == "proxy-authorization" ? "[not shown]" : field.value)
         }
         self.headers = headers
         var secret = query["client_secret"]

@@ -11,20 +11,29 @@ extension JournalRecord.Plan {
         var flags: UInt8 = 0
         let path = request.path
         if path.hasPrefix(ControlResponse.prefix) { flags |= JournalRecord.controlFlag }
-        if DashboardEndpoint.paths.contains(path) || request.headers[DashboardSnapshot.ownRequestHeader] != nil { flags |= JournalRecord.dashboardFlag }
-        let kept = request.body.count > JournalRecord.bodyLimit ? Array(request.body.prefix(JournalRecord.bodyLimit)) : request.body
+        // The dashboard's own requests are all under /__mock: Apple's routes (the hot ones) skip the look.
+        if path.hasPrefix(DashboardEndpoint.barePath),
+           DashboardEndpoint.paths.contains(path) || request.headers[DashboardSnapshot.ownRequestHeader] != nil {
+            flags |= JournalRecord.dashboardFlag
+        }
         var clientID: String?
         var grantType: String?
-        var isForm = false
-        if request.mediaType == "application/x-www-form-urlencoded", let form = try? HTTPForm(decoding: kept) {
-            isForm = true
-            clientID = form["client_id"]
-            grantType = form["grant_type"]
-        }
-        if clientID == nil, let query = request.query, !query.isEmpty { clientID = (try? request.queryParameters())?["client_id"] }
-        if clientID == nil, !isForm, kept.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "{"),
-           case .object(let object)? = try? JSONParser.parse(kept), case .string(let value)? = object["client_id"] {
-            clientID = value
+        // Bodies only where there is one (a GET, the hottest requests, has none to look at).
+        if !request.body.isEmpty {
+            let kept = request.body.count > JournalRecord.bodyLimit ? Array(request.body.prefix(JournalRecord.bodyLimit)) : request.body
+            if request.mediaType == "application/x-www-form-urlencoded", let form = try? HTTPForm(decoding: kept) {
+                clientID = form["client_id"]
+                grantType = form["grant_type"]
+                if clientID == nil, let query = request.query, !query.isEmpty { clientID = (try? request.queryParameters())?["client_id"] }
+            } else {
+                if let query = request.query, !query.isEmpty { clientID = (try? request.queryParameters())?["client_id"] }
+                if clientID == nil, kept.first(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) == UInt8(ascii: "{"),
+                   case .object(let object)? = try? JSONParser.parse(kept), case .string(let value)? = object["client_id"] {
+                    clientID = value
+                }
+            }
+        } else if let query = request.query, !query.isEmpty {
+            clientID = (try? request.queryParameters())?["client_id"]
         }
         return (JournalRecord.Keys(method: request.method.rawValue, path: path, route: routes?.route(request.method, path), clientID: clientID,
                                    grantType: grantType), flags)

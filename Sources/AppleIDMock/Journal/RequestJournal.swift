@@ -25,7 +25,13 @@ final class RequestJournal: HTTPExchangeObserver {
     /// Finds the route a request took, once the table exists (it is built over this journal).
     /// Its names only: the table's routes hold this journal, so holding the table would keep
     /// every stopped mock alive.
-    private let routes = Mutex<RouteNames?>(nil)
+    private let routes = AtomicLazyReference<RouteNamesBox>()
+
+    /// The route table's names, set once (`attach`) and read at every exchange without a lock.
+    private final class RouteNamesBox: Sendable {
+        let names: RouteNames
+        init(_ names: RouteNames) { self.names = names }
+    }
     /// Records looked at by reads since start (their keys read in place).
     private let examinedCount = Atomic<Int>(0)
 
@@ -37,7 +43,7 @@ final class RequestJournal: HTTPExchangeObserver {
 
     /// Lets entries name the route that took them.
     func attach(_ table: RouteTable) {
-        routes.withLock { $0 = table.names }
+        _ = routes.storeIfNil(RouteNamesBox(table.names))
     }
 
     // MARK: - Recording
@@ -47,7 +53,7 @@ final class RequestJournal: HTTPExchangeObserver {
         // Sized outside the lock, and what filters read worked out there too; inside it the
         // record's bytes are written into the ring, which allocates nothing and frees nothing
         // (the oldest's bytes are simply written over).
-        let plan = JournalRecord.Plan(exchange, routes: routes.withLock { $0 })
+        let plan = JournalRecord.Plan(exchange, routes: routes.load()?.names)
         let time = realTime()
         _ = ring.withLock { ring in
             ring.append(length: plan.length) { base in JournalRecord.encode(exchange, time: time, plan: plan, into: base) }
