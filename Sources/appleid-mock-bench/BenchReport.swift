@@ -174,6 +174,14 @@ struct BenchReport {
                          "p99 " + compaction.thirds.map { ms($0.p99) }.joined(separator: " / "), "", "", ""])
             rows.append(["  SIGTERM to exit", String(format: "%.2f s", compaction.exitSeconds), "", "", "< 10 s grace",
                          met(compaction.exitSeconds < 10)])
+            if let first = compaction.imports.first, let last = compaction.imports.last, first.seconds > 0 {
+                // Linear: the largest archive's time over the smallest's, against their sizes' ratio.
+                let growth = last.seconds / first.seconds
+                let sizes = Double(last.codes) / Double(first.codes)
+                rows.append(["  state import (compacting) of \(compaction.imports.map { count(Double($0.codes)) }.joined(separator: " / ")) unredeemed codes",
+                             compaction.imports.map { String(format: "%.2f s", $0.seconds) }.joined(separator: " / "),
+                             String(format: "codes x%.0f", sizes), fraction(growth), "linear", met(growth <= sizes * 1.3)])
+            }
             let trickle = hardening.trickle
             let answered = trickle.statuses.map { "\($0.value)x \($0.key)" }.sorted().joined(separator: ", ")
             rows.append(["POST /auth/token beside \(trickle.sessions) trickling SMTP sessions (64 MiB held): p50 / p99",
@@ -188,9 +196,10 @@ struct BenchReport {
                          fraction(journal.ratioP50), "<= 1.50", met(journal.ratioP50 <= 1.5)])
             rows.append(["  p99", ms(journal.pollsP99), "idle " + ms(journal.idleP99), "", "", ""])
             let silent = hardening.silent
-            rows.append(["\(count(Double(silent.events))) events to a silent receiver: memory start -> end",
-                         "\(mib(silent.residentStart)) -> \(mib(silent.residentEnd))", "log full " + mib(silent.residentLogFull),
-                         String(format: "%+.1f MiB", silent.growth), "within 10 MB", met(silent.growth * 1.048576 <= 10)])
+            // The probe's figures began once the log was full (10,000 events: 30 MB, then +0.47 KB an event).
+            rows.append(["\(count(Double(silent.events))) events to a silent receiver: memory at 10,000 (log full) -> end",
+                         "\(mib(silent.residentLogFull)) -> \(mib(silent.residentEnd))", "idle " + mib(silent.residentStart),
+                         String(format: "%+.1f MiB", silent.growthAfterLogFull), "within 10 MB", met(silent.growthAfterLogFull * 1.048576 <= 10)])
         }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
@@ -277,6 +286,7 @@ struct BenchReport {
                 "compaction": ["codes": compaction.codes, "health_p50_ms": compaction.healthP50, "health_p99_ms": compaction.healthP99,
                                "health_max_ms": compaction.healthMax, "sign_in_longest_ms_per_third": compaction.thirds.map(\.longest),
                                "sign_in_p99_ms_per_third": compaction.thirds.map(\.p99), "sigterm_exit_s": compaction.exitSeconds,
+                               "import_codes": compaction.imports.map(\.codes), "import_s": compaction.imports.map(\.seconds),
                                "failures": compaction.failures],
                 "smtp_trickle": ["sessions": trickle.sessions, "held_bytes": trickle.heldBytes, "token_idle_p50_ms": trickle.idleP50,
                                  "token_idle_p99_ms": trickle.idleP99, "token_p50_ms": trickle.trickleP50, "token_p99_ms": trickle.trickleP99,

@@ -22,6 +22,9 @@ struct HardeningLoad {
         /// The longest sign-in answer in each third of the run, and the sign-ins by then.
         var thirds: [(upTo: Int, longest: Double, p99: Double)]
         var exitSeconds: Double
+        /// `state import` of archives holding this many unredeemed codes (and 10,000 newer
+        /// events), timed: the import compacts what it made before it closes.
+        var imports: [(codes: Int, seconds: Double)]
         var failures: Int
     }
 
@@ -61,7 +64,8 @@ struct HardeningLoad {
         var residentEnd: Double
         var failures: Int
 
-        var growth: Double { residentEnd - residentStart }
+        /// From the log full (its 10,000 records and the feed's 10,000 events held) to the end.
+        var growthAfterLogFull: Double { residentEnd - residentLogFull }
     }
 
     var compaction: Compaction
@@ -74,7 +78,10 @@ struct HardeningLoad {
     static func run(binary: String, secret: String, options: BenchOptions, progress: (String) -> Void) throws -> HardeningLoad {
         let codes = options.smoke ? 12_000 : 60_000
         progress("--state compaction: \(codes) sign-ins never exchanged, health probed every 20 ms, then SIGTERM")
-        let compaction = try compaction(binary: binary, codes: codes)
+        var compaction = try compaction(binary: binary, codes: codes)
+        let sizes = options.smoke ? [5_000, 10_000] : [10_000, 20_000, 40_000]
+        progress("--state compaction cost: state import of archives with \(sizes.map(String.init).joined(separator: ", ")) unredeemed codes")
+        compaction.imports = try imports(binary: binary, sizes: sizes)
         progress("SMTP: 8 sessions hold 64 MiB in DATA and trickle a byte every 2 s; POST /auth/token meanwhile")
         let trickle = try trickle(binary: binary, secret: secret, seconds: options.smoke ? 12 : 30)
         progress("journal: filled with 60 KB form posts; one count; exchanges beside 20 never-matching long polls")
@@ -132,7 +139,59 @@ struct HardeningLoad {
         let exit = Stopwatch.milliseconds(since: start) / 1000
         let probes = health.withLock { Percentiles($0) }
         return Compaction(codes: codes, healthP50: probes.median, healthP99: probes.value(0.99), healthMax: probes.value(1),
-                          thirds: thirds, exitSeconds: exit, failures: failures)
+                          thirds: thirds, exitSeconds: exit, imports: [], failures: failures)
+    }
+
+    /// Times `state import` of an archive of alice's consent, `codes` codes issued under it and
+    /// never redeemed, a codes-expired that covers them, and 10,000 newer inert events, for each
+    /// size: what compacting that many codes costs (the import compacts before it closes).
+    private static func imports(binary: String, sizes: [Int]) throws -> [(codes: Int, seconds: Double)] {
+        let base = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid())-import"
+        defer { for suffix in ["", ".json", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
+        let server = try ServerProcess.startMock(binary: binary, arguments: ["--state", base])
+        let signIn = NotificationLoad.request("/__mock/sign-in", #"{"user":"alice","client_id":"com.example.app"}"#)
+        guard try RawConnection(port: server.port).exchange(signIn).status == 200 else {
+            throw ServerProcess.Failure(description: "the sign-in for the import archive failed")
+        }
+        server.stop()
+        guard let exported = Tool.run(binary, ["state", "export", "--state", base]),
+              var archive = try JSONSerialization.jsonObject(with: Data(exported.utf8)) as? [String: Any],
+              let events = archive["events"] as? [[String: Any]], events.count == 2, var issued = events.last,
+              var event = issued["event"] as? [String: Any], var grant = event["grant"] as? [String: Any],
+              let expires = grant["expires_at"] as? Int, let at = issued["at"] as? Double else {
+            throw ServerProcess.Failure(description: "unexpected export for the import archive")
+        }
+        var results: [(codes: Int, seconds: Double)] = []
+        for size in sizes {
+            var list = [events[0]]
+            var sequence = 1
+            for index in 0..<size {
+                sequence += 1
+                event["code"] = "c-bench-\(index)"
+                grant["expires_at"] = expires + index % 600
+                event["grant"] = grant
+                issued["event"] = event
+                issued["sequence"] = sequence
+                list.append(issued)
+            }
+            sequence += 1
+            list.append(["sequence": sequence, "at": at, "event": ["type": "codes-expired", "at": expires + 600, "count": size]])
+            for _ in 0..<10_000 {
+                sequence += 1
+                list.append(["sequence": sequence, "at": at, "event": ["type": "tokens-issued", "grant_type": "refresh_token",
+                                                                       "client_id": "com.example.app", "user_id": "alice", "consent_id": grant["consent_id"] ?? 1]])
+            }
+            archive["events"] = list
+            try JSONSerialization.data(withJSONObject: archive).write(to: URL(fileURLWithPath: base + ".json"))
+            let target = base + "-\(size)"
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: target + suffix) } }
+            let start = Stopwatch.now()
+            guard Tool.run(binary, ["state", "import", base + ".json", "--state", target]) != nil else {
+                throw ServerProcess.Failure(description: "state import of \(size) codes failed")
+            }
+            results.append((size, Stopwatch.milliseconds(since: start) / 1000))
+        }
+        return results
     }
 
     // MARK: - P3
@@ -142,35 +201,46 @@ struct HardeningLoad {
         defer { server.stop() }
         guard let smtpPort = server.smtpPort else { throw ServerProcess.Failure(description: "no smtp line from \(binary)") }
         let token = ExchangeLoad.tokenRequest(code: "c0000000000000000000000000000000.0.abcd.AAAAAAAAAAAAAAAAAAAAAA", secret: secret)
-        let client = try RawConnection(port: server.port)
+        var client = try RawConnection(port: server.port)
         func ask(_ count: Int, statuses: inout [Int: Int]) throws -> [Double] {
             var latencies: [Double] = []
             for _ in 0..<count {
                 let start = Stopwatch.now()
-                let answer = try client.exchange(token)
+                // A 503 for the body budget closes the connection: the next request opens another.
+                guard let answer = try? client.exchange(token) else {
+                    client = try RawConnection(port: server.port)
+                    continue
+                }
                 latencies.append(Stopwatch.milliseconds(since: start))
                 statuses[answer.status, default: 0] += 1
+                if answer.status == 503 { client = try RawConnection(port: server.port) }
                 usleep(5_000)
             }
             return latencies
         }
         var idleStatuses: [Int: Int] = [:]
         let idle = Percentiles(try ask(300, statuses: &idleStatuses))
-        // Eight sessions, 200 bytes short of 64 MiB between them, each then sending a byte every 2 s.
+        // Eight sessions holding 200 bytes short of 64 MiB between them (the probe's attack: a
+        // 361-byte form no longer fit the body budget they shared), each then sending a byte every 2 s.
         let line = Array((String(repeating: "a", count: 998) + "\r\n").utf8)
-        let perSession = (64 * 1024 * 1024 - 200) / 8
+        let held = 64 * 1024 * 1024 - 200
         var sessions: [Int32] = []
+        var sent = 0
         for index in 0..<8 {
             let fd = try RawConnection.connectedSocket(port: smtpPort, timeoutSeconds: 5)
             let envelope = Array("EHLO bench.example\r\nMAIL FROM:<x@example.com>\r\nRCPT TO:<r\(index)@direct.example>\r\nDATA\r\n".utf8)
             _ = envelope.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            var sent = 0
-            while sent + line.count <= perSession {
-                guard line.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == line.count else { break }
-                sent += line.count
+            let share = index == 7 ? held - sent : held / 8
+            var mine = 0
+            while mine < share {
+                let piece = min(line.count, share - mine)
+                guard line.withUnsafeBytes({ send(fd, $0.baseAddress, piece, Int32(MSG_NOSIGNAL)) }) == piece else { break }
+                mine += piece
             }
+            sent += mine
             sessions.append(fd)
         }
+        usleep(500_000)
         let stop = Atomic<Bool>(false)
         let cut = Atomic<Int>(0)
         let trickling = DispatchGroup()
@@ -199,7 +269,7 @@ struct HardeningLoad {
         stop.store(true, ordering: .relaxed)
         trickling.wait()
         let during = Percentiles(latencies)
-        return Trickle(sessions: 8, heldBytes: perSession * 8, idleP50: idle.median, idleP99: idle.value(0.99), trickleP50: during.median,
+        return Trickle(sessions: 8, heldBytes: sent, idleP50: idle.median, idleP99: idle.value(0.99), trickleP50: during.median,
                        trickleP99: during.value(0.99), statuses: statuses, sessionsCut: cut.load(ordering: .relaxed))
     }
 
