@@ -64,6 +64,8 @@ public final class AppleIDMockServer: Sendable {
             smtp.tls = http.tls
             smtp.idleTimeout = configuration.smtpIdleTimeout
             smtp.limits.maxMessageBytes = assembly.domain.scenario.mail.maxMessageBytes
+            // A session holds at most a quarter of SMTP's budget: enough for the largest message.
+            smtp.maxBufferedMessageBytes = max(smtp.maxBufferedMessageBytes, 4 * (smtp.limits.maxMessageBytes + smtp.limits.maxCommandLineBytes))
             http.smtp = smtp
         }
         if let journal = assembly.journal {

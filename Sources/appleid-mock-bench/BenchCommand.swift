@@ -39,6 +39,7 @@ enum BenchCommand {
         case .mail?: return try measureMail(options, into: &report)
         case .state?: return try measureState(options, into: &report)
         case .dashboard?: return try measureDashboard(options, into: &report)
+        case .hardening?: return try measureHardening(options, into: &report)
         case nil: break
         }
         progress("RSA-2048 signing ceiling (openssl speed -multi \(cores))")
@@ -83,6 +84,12 @@ enum BenchCommand {
         try measureMail(options, into: &report)
         try measureState(options, secret: secret, into: &report)
         try measureDashboard(options, into: &report)
+        try measureHardening(options, secret: secret, into: &report)
+    }
+
+    /// Issue 35's rows: what a background job, a slow client or a silent receiver did to the mock.
+    private static func measureHardening(_ options: BenchOptions, secret: String? = nil, into report: inout BenchReport) throws {
+        report.hardening = try HardeningLoad.run(binary: options.server, secret: try secret ?? clientSecret(options), options: options, progress: progress)
     }
 
     /// The dashboard row: page loads (shell and data) with many users and a full delivery log.

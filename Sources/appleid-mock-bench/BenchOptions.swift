@@ -5,7 +5,7 @@ struct BenchOptions {
     static let usage = """
     usage: appleid-mock-bench [--server PATH] [--smoke] [--json PATH] [--connections N] [--duration S]
                               [--exchanges N] [--rounds N] [--cold-starts N] [--idle N] [--notifications N]
-                              [--users N] [--scenario-users N] [--only users|scenario|journal|mail|state|dashboard]
+                              [--users N] [--scenario-users N] [--only users|scenario|journal|mail|state|dashboard|hardening]
 
       --server PATH      the appleid-mock binary to measure (default: next to this one)
       --smoke            a short run that checks every part works (CI); figures are indicative
@@ -25,6 +25,9 @@ struct BenchOptions {
       --only mail        measure only the SMTP rows (messages/s, the mailbox's memory, /auth/keys beside it)
       --only state       measure only the --state rows (code exchanges and /auth/keys against none, idle memory)
       --only dashboard   measure only the dashboard row (page loads with 1,000 users and 10,000 notifications logged)
+      --only hardening   measure only issue 35's rows: --state compaction under 60,000 unredeemed codes (health,
+                         SIGTERM), /auth/token beside 8 trickling SMTP sessions, journal reads of 60 KB forms,
+                         80,000 events to a receiver that never answers
       --cold-starts N    cold starts to take the median of (default 10)
       --idle N           idle keep-alive connections held open for the latency probe (default 1000)
 
@@ -52,7 +55,7 @@ struct BenchOptions {
     /// Measure only one part (`--only users|journal`); nil measures everything.
     var only: Part?
     /// What `--only` can name.
-    enum Part: String, CaseIterable { case users, scenario, journal, mail, state, dashboard }
+    enum Part: String, CaseIterable { case users, scenario, journal, mail, state, dashboard, hardening }
     /// Whether the run measures everything, not one part.
     var measuresAll: Bool { only == nil }
     /// The dashboard row: runtime users, notifications in the log, timed page loads.
@@ -103,7 +106,7 @@ struct BenchOptions {
             case "--only":
                 let name = try value(argument)
                 guard let part = Part(rawValue: name) else {
-                    throw Invalid(message: "--only takes \"users\", \"scenario\", \"journal\", \"mail\", \"state\" or \"dashboard\", got \"\(name)\"")
+                    throw Invalid(message: "--only takes \"users\", \"scenario\", \"journal\", \"mail\", \"state\", \"dashboard\" or \"hardening\", got \"\(name)\"")
                 }
                 only = part
             case "--help", "-h": throw Invalid(message: "")

@@ -19,6 +19,7 @@ struct BenchReport {
     var mail: MailLoad?
     var state: StateLoad?
     var dashboard: DashboardLoad?
+    var hardening: HardeningLoad?
 
     init(options: BenchOptions, cores: Int) {
         self.options = options
@@ -29,7 +30,7 @@ struct BenchReport {
     var failures: Int {
         (exchanges?.failures ?? 0) + (keys?.errors ?? 0) + (notifications.map { $0.sent - $0.delivered } ?? 0)
             + (userLookups.map { $0.few.failures + $0.many.failures } ?? 0) + (journal?.failures ?? 0) + (mail?.failures ?? 0) + (state?.failures ?? 0)
-            + (dashboard?.failures ?? 0) + (scenarioUsers.map { $0.few.failures + $0.many.failures } ?? 0)
+            + (dashboard?.failures ?? 0) + (scenarioUsers.map { $0.few.failures + $0.many.failures } ?? 0) + (hardening?.failures ?? 0)
     }
 
     var coldStartMedian: Double { Percentiles(coldStarts).median }
@@ -176,6 +177,42 @@ struct BenchReport {
             rows.append(["  native sign-in of the last user p99 (p50), \(users) users", "\(ms(many.signInP99)) (\(ms(many.signInP50)))",
                          "3 users " + ms(few.signInP99), fraction(scenario.signInRatio), "<= 2.00", met(scenario.signInRatio <= 2)])
         }
+        if let hardening {
+            let compaction = hardening.compaction
+            rows.append(["--state, \(count(Double(compaction.codes))) unredeemed codes: /__mock/health p99 (every 20 ms)", ms(compaction.healthP99),
+                         "max " + ms(compaction.healthMax), "", "< 100 ms", met(compaction.healthP99 < 100)])
+            rows.append(["  longest sign-in per third (compaction between commits)",
+                         compaction.thirds.map { ms($0.longest) }.joined(separator: " / "),
+                         "p99 " + compaction.thirds.map { ms($0.p99) }.joined(separator: " / "), "", "", ""])
+            rows.append(["  SIGTERM to exit", String(format: "%.2f s", compaction.exitSeconds), "", "", "< 10 s grace",
+                         met(compaction.exitSeconds < 10)])
+            if let first = compaction.imports.first, let last = compaction.imports.last, first.seconds > 0 {
+                // Linear: the largest archive's time over the smallest's, against their sizes' ratio.
+                let growth = last.seconds / first.seconds
+                let sizes = Double(last.codes) / Double(first.codes)
+                rows.append(["  state import (compacting) of \(compaction.imports.map { count(Double($0.codes)) }.joined(separator: " / ")) unredeemed codes",
+                             compaction.imports.map { String(format: "%.2f s", $0.seconds) }.joined(separator: " / "),
+                             String(format: "codes x%.0f", sizes), fraction(growth), "linear", met(growth <= sizes * 1.3)])
+            }
+            let trickle = hardening.trickle
+            let answered = trickle.statuses.map { "\($0.value)x \($0.key)" }.sorted().joined(separator: ", ")
+            rows.append(["POST /auth/token beside \(trickle.sessions) trickling SMTP sessions (64 MiB held): p50 / p99",
+                         "\(ms(trickle.trickleP50)) / \(ms(trickle.trickleP99))", "idle \(ms(trickle.idleP50)) / \(ms(trickle.idleP99))",
+                         "", "no 503", met((trickle.statuses[503] ?? 0) == 0)])
+            rows.append(["  its answers; sessions let go (421)", answered, "\(trickle.sessionsCut) of \(trickle.sessions)", "", "", ""])
+            let journal = hardening.journal
+            rows.append(["journal of \(count(Double(journal.entries))) 60 KB forms: one count's peak memory",
+                         String(format: "+%.1f MiB", journal.added), String(format: "%.0f ms", journal.countMilliseconds), "", "< 20 MB",
+                         met(journal.added * 1.048576 < 20)])
+            rows.append(["  /auth/token p50 beside \(journal.polls) never-matching long polls", ms(journal.pollsP50), "idle " + ms(journal.idleP50),
+                         fraction(journal.ratioP50), "<= 1.50", met(journal.ratioP50 <= 1.5)])
+            rows.append(["  p99", ms(journal.pollsP99), "idle " + ms(journal.idleP99), "", "", ""])
+            let silent = hardening.silent
+            // The probe's figures began once the log was full (10,000 events: 30 MB, then +0.47 KB an event).
+            rows.append(["\(count(Double(silent.events))) events to a silent receiver: memory at 10,000 (log full) -> end",
+                         "\(mib(silent.residentLogFull)) -> \(mib(silent.residentEnd))", "idle " + mib(silent.residentStart),
+                         String(format: "%+.1f MiB", silent.growthAfterLogFull), "within 10 MB", met(silent.growthAfterLogFull * 1.048576 <= 10)])
+        }
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = ["AppleIDMock benchmark: \(cores) cores, \(options.smoke ? "SMOKE run (indicative only)" : "full run"), \(options.server)"]
         if options.smoke {
@@ -251,6 +288,28 @@ struct BenchReport {
             figures["dashboard"] = ["users": dashboard.users, "notifications_logged": dashboard.notifications, "fetches": dashboard.fetches,
                                     "p50_ms": dashboard.p50, "p99_ms": dashboard.p99, "data_p50_ms": dashboard.dataP50, "data_p99_ms": dashboard.dataP99,
                                     "data_bytes": dashboard.dataBytes, "target_ms": DashboardLoad.targetMilliseconds, "failures": dashboard.failures]
+        }
+        if let hardening {
+            let compaction = hardening.compaction
+            let trickle = hardening.trickle
+            let journal = hardening.journal
+            let silent = hardening.silent
+            figures["hardening"] = [
+                "compaction": ["codes": compaction.codes, "health_p50_ms": compaction.healthP50, "health_p99_ms": compaction.healthP99,
+                               "health_max_ms": compaction.healthMax, "sign_in_longest_ms_per_third": compaction.thirds.map(\.longest),
+                               "sign_in_p99_ms_per_third": compaction.thirds.map(\.p99), "sigterm_exit_s": compaction.exitSeconds,
+                               "import_codes": compaction.imports.map(\.codes), "import_s": compaction.imports.map(\.seconds),
+                               "failures": compaction.failures],
+                "smtp_trickle": ["sessions": trickle.sessions, "held_bytes": trickle.heldBytes, "token_idle_p50_ms": trickle.idleP50,
+                                 "token_idle_p99_ms": trickle.idleP99, "token_p50_ms": trickle.trickleP50, "token_p99_ms": trickle.trickleP99,
+                                 "token_statuses": Dictionary(uniqueKeysWithValues: trickle.statuses.map { (String($0.key), $0.value) }),
+                                 "sessions_cut": trickle.sessionsCut],
+                "journal": ["entries": journal.entries, "peak_rss_mib_before_count": journal.peakBefore, "peak_rss_mib_after_count": journal.peakAfterCount,
+                            "count_ms": journal.countMilliseconds, "polls": journal.polls, "token_idle_p50_ms": journal.idleP50,
+                            "token_idle_p99_ms": journal.idleP99, "token_polls_p50_ms": journal.pollsP50, "token_polls_p99_ms": journal.pollsP99],
+                "silent_receiver": ["events": silent.events, "rss_mib_start": silent.residentStart, "rss_mib_log_full": silent.residentLogFull,
+                                    "rss_mib_end": silent.residentEnd],
+            ]
         }
         if let lookups = userLookups {
             func run(_ run: UserLookupLoad.Run) -> [String: Any] {

@@ -95,13 +95,19 @@ struct NotificationLoad {
     /// A temporary scenario file: the built-in scenario with its team's notifications sent to
     /// `receiver` (the caller removes it).
     static func scenarioFile(binary: String, receiver: Receiver) throws -> String {
-        let scenario = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid())-\(receiver.port).json"
+        try scenarioFile(binary: binary, port: receiver.port)
+    }
+
+    /// A temporary scenario file: the built-in scenario with its team's notifications sent to
+    /// 127.0.0.1:`port` (the caller removes it).
+    static func scenarioFile(binary: String, port: Int) throws -> String {
+        let scenario = NSTemporaryDirectory() + "appleid-mock-bench-\(getpid())-\(port).json"
         guard let printed = Tool.run(binary, ["scenario", "print"]),
               var object = try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [String: Any],
               var teams = object["teams"] as? [[String: Any]], !teams.isEmpty else {
             throw ServerProcess.Failure(description: "`appleid-mock scenario print` failed")
         }
-        teams[0]["notification_url"] = "http://127.0.0.1:\(receiver.port)/apple"
+        teams[0]["notification_url"] = "http://127.0.0.1:\(port)/apple"
         object["teams"] = teams
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: scenario))
         return scenario

@@ -80,6 +80,14 @@ final class ServerProcess {
         return kilobytes / 1024
     }
 
+    /// The most resident memory it has had, in MiB (VmHWM).
+    var peakResidentMiB: Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Double(line.split(separator: " ")[1]) else { return 0 }
+        return kilobytes / 1024
+    }
+
     /// CPU time the process has used so far (user + system), in seconds.
     var cpuSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -63,6 +63,25 @@ final class ProbeRegressionCLITests: XCTestCase {
         XCTAssertEqual(twin.stop().status, 0)
     }
 
+    /// P10: `--host [::1]` (bracketed, as in a URL) prints and publishes `http://[::1]:PORT`, as
+    /// `--host ::1` does; the CLI's own `health --server` takes the printed URL.
+    func testServe_BracketedIPv6Host_IsPrintedAndPublishedWithOneBracketPair_P10() throws {
+        for host in ["[::1]", "::1"] {
+            let server = try CLIProcess.Server(["--host", host, "--port", "0"])
+            defer { _ = server.stop() }
+            let port = try XCTUnwrap(server.port, server.firstLine)
+            XCTAssertEqual(server.firstLine, "listening on http://[::1]:\(port)", host)
+            let health = try CLIProcess.run(["health", "--server", "http://[::1]:\(port)"])
+            XCTAssertEqual(health.status, 0, health.stderr)
+            let discovery = try RawHTTPClient(host: "::1", port: port).roundTrip("GET", "/.well-known/openid-configuration").text
+            XCTAssertTrue(discovery.contains("\"authorization_endpoint\":\"http://[::1]:\(port)/auth/authorize\""), discovery)
+            XCTAssertFalse(discovery.contains("[["), discovery)
+        }
+        // The twin: a bracket pair that is not a whole address is still refused.
+        let refused = try CLIProcess.run(["serve", "--host", "[::1", "--port", "0"])
+        XCTAssertEqual(refused.status, 2)
+    }
+
     /// F16: the sign-in CLI reads exactly Content-Length bytes and gives up at its deadline.
     func testSignIn_HonoursContentLength_AndHasADeadline_F16() throws {
         let framed = try FakeServer(answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", drip: true)

@@ -126,7 +126,58 @@ final class StateCLITests: XCTestCase {
         let other = temporary("other.sqlite")
         let refused = try CLIProcess.run(["state", "import", broken, "--state", other])
         XCTAssertEqual(refused.status, 2)
-        XCTAssertTrue(refused.stderr.contains("events[1].sequence: expected an integer above the previous event's (1)"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("events[1].sequence: expected an integer from 1 to 9007199254740991"), refused.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: other))
+    }
+
+    func testServeState_TwoStartsAtOnceOnANewFile_ExactlyOneServes_P11() throws {
+        for round in 0..<8 {
+            let state = temporary("race-\(round).sqlite")
+            // Both processes are spawned before either is read from: they start at the same moment.
+            var pairs: [(process: Process, out: Pipe, err: Pipe)] = []
+            for _ in 0..<2 {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: CLIProcess.binary)
+                process.arguments = ["serve", "--port", "0", "--state", state]
+                process.currentDirectoryURL = URL(fileURLWithPath: CLIProcess.root)
+                let (out, err) = (Pipe(), Pipe())
+                process.standardOutput = out
+                process.standardError = err
+                pairs.append((process, out, err))
+            }
+            for pair in pairs { try pair.process.run() }
+            var serving = 0
+            for pair in pairs {
+                // The loser exits (its stdout ends); the winner prints its line and runs until stopped.
+                let first = String(decoding: pair.out.fileHandleForReading.availableData, as: UTF8.self)
+                if first.hasPrefix("listening on ") {
+                    serving += 1
+                    kill(pair.process.processIdentifier, SIGTERM)
+                    pair.process.waitUntilExit()
+                    XCTAssertEqual(pair.process.terminationStatus, 0)
+                } else {
+                    pair.process.waitUntilExit()
+                    XCTAssertEqual(pair.process.terminationStatus, 2, "round \(round): \(first)")
+                    XCTAssertEqual(String(decoding: pair.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                                   "appleid-mock: state file \(state): in use by another running appleid-mock; stop it, or give this one its own file\n")
+                }
+            }
+            XCTAssertEqual(serving, 1, "round \(round)")
+        }
+    }
+
+    func testServeState_IsRefusedNamingTheFile_WhenTheFileIsEmpty_P8() throws {
+        let state = temporary("empty.sqlite")
+        XCTAssertTrue(FileManager.default.createFile(atPath: state, contents: Data()))
+        let refused = try CLIProcess.run(["serve", "--port", "0", "--state", state])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertEqual(refused.stderr, "appleid-mock: state file \(state): empty (0 bytes), and no mock made it: a copy that failed, or a volume "
+                       + "restored empty? It was left untouched; remove it (or name a new file) to start afresh\n")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: state)).count, 0)
+        // The twin: once removed, the same path starts afresh.
+        try FileManager.default.removeItem(atPath: state)
+        let server = try CLIProcess.Server(["serve", "--port", "0", "--state", state])
+        XCTAssertTrue(server.firstLine.hasPrefix("listening on "), server.firstLine)
+        XCTAssertEqual(server.stop().status, 0)
     }
 }

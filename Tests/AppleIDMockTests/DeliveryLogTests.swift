@@ -183,6 +183,52 @@ final class DeliveryLogTests: XCTestCase {
         XCTAssertEqual(server.notifications.droppedUndelivered, 50)
     }
 
+    func testLog_FreesTheRecordsItDrops_AndTheirQueueEntries_WhenTheReceiverNeverAnswers_P5() throws {
+        // Probe P5: a log of undelivered records stayed at 10,000 listed, but kept every record
+        // it had ever had in memory (30 -> 67 MB over 80,000 events) for as long as the receiver was silent.
+        let receiver = RecordingTransport(blocking: true)
+        let server = try startFrozenMock { configuration in
+            configuration.scenario.teams[0].notificationURL = "http://silent.test/apple"
+            configuration.notificationTransport = receiver
+        }
+        defer {
+            receiver.release()
+            server.stop()
+        }
+        XCTAssertEqual(try server.nativeSignIn(user: "bob", hideEmail: true).status, 200)
+        let capacity = NotificationDeliverer.logCapacity
+        for index in 0..<(3 * capacity) {
+            try server.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
+        }
+        server.notifications.collect()
+        let retained = server.notifications.retained
+        XCTAssertLessThan(retained.records, capacity + NotificationDeliverer.compactionBatch, "the records that left are freed")
+        XCTAssertLessThanOrEqual(retained.dueEntries, 2 * capacity + 1, "their entries in the due queue too")
+        // The twin: the newest 10,000 are listed and findable, the rest counted as pushed out undelivered.
+        let records = server.notifications.records()
+        XCTAssertEqual(records.count, capacity)
+        XCTAssertEqual(records.first?.id, UInt64(2 * capacity + 1))
+        XCTAssertTrue(records.allSatisfy { $0.outcome == .pending })
+        XCTAssertEqual(server.notifications.droppedUndelivered, 2 * capacity)
+        XCTAssertEqual(server.notifications.record(sequence: records[capacity / 2].sequence)?.id, records[capacity / 2].id)
+    }
+
+    func testDueQueue_Rebuilt_GivesTheSameOrder() {
+        var queue = DueQueue()
+        let entries: [(dueAt: Double, id: UInt64)] = (0..<500).map { (Double(($0 * 7919) % 97), UInt64($0)) }
+        queue.rebuild(entries)
+        var popped: [(dueAt: Double, id: UInt64)] = []
+        while let entry = queue.removeFirst() { popped.append(entry) }
+        let expected = entries.sorted { $0.dueAt < $1.dueAt || ($0.dueAt == $1.dueAt && $0.id < $1.id) }
+        XCTAssertEqual(popped.map(\.id), expected.map(\.id))
+        // The twin: built one insert at a time, the same order.
+        var inserted = DueQueue()
+        for entry in entries { inserted.insert(dueAt: entry.dueAt, id: entry.id) }
+        var again: [UInt64] = []
+        while let entry = inserted.removeFirst() { again.append(entry.id) }
+        XCTAssertEqual(again, expected.map(\.id))
+    }
+
     func testAwait_SleepsUntilARecordSettles_AndLeavesNoWaiterBehind() async throws {
         let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
         addTeardownBlock { await server.stop() }

@@ -116,7 +116,7 @@ final class EventRecordTests: XCTestCase {
         XCTAssertNil(domain.state.consent(userID: "bob", clientID: "com.example.web"))
         XCTAssertEqual(domain.state.lastEventSequence, sequence)
         // The twin: with room again, bob's sign-in grants his consent, reported as an event.
-        _ = try redeem(domain, try XCTUnwrap(domain.state.read { world, _ in world.pendingCodes.keys.first }))
+        _ = try redeem(domain, try XCTUnwrap(domain.state.read { world, _ in world.pendingCodes.grants.keys.first }))
         _ = try approve(domain, user: "bob")
         XCTAssertNotNil(domain.state.consent(userID: "bob", clientID: "com.example.web"))
         XCTAssertTrue(domain.state.events(after: sequence).events.contains {
@@ -186,15 +186,15 @@ final class EventRecordTests: XCTestCase {
         })
         XCTAssertThrowsError(try approve(refused, user: "bob"), "the store is full")
         // Both redeem alice's code: the refused sign-in drew nothing, so the same seed gives the same tokens.
-        let refusedCode = try XCTUnwrap(refused.state.read { world, _ in world.pendingCodes.keys.first })
-        let untouchedCode = try XCTUnwrap(untouched.state.read { world, _ in world.pendingCodes.keys.first })
+        let refusedCode = try XCTUnwrap(refused.state.read { world, _ in world.pendingCodes.grants.keys.first })
+        let untouchedCode = try XCTUnwrap(untouched.state.read { world, _ in world.pendingCodes.grants.keys.first })
         XCTAssertEqual(refusedCode, untouchedCode)
         XCTAssertEqual(try redeem(refused, refusedCode)["access_token"], try redeem(untouched, untouchedCode)["access_token"])
         // The twin: a sign-in that succeeds draws, and the next tokens differ.
         _ = try approve(untouched, user: "bob")
         _ = try approve(refused, user: "alice")
-        XCTAssertNotEqual(refused.state.read { world, _ in world.pendingCodes.keys.sorted() },
-                          untouched.state.read { world, _ in world.pendingCodes.keys.sorted() })
+        XCTAssertNotEqual(refused.state.read { world, _ in world.pendingCodes.grants.keys.sorted() },
+                          untouched.state.read { world, _ in world.pendingCodes.grants.keys.sorted() })
     }
 
     // MARK: - Deterministic mode

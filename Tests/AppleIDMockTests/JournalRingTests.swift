@@ -66,10 +66,12 @@ final class JournalRingTests: XCTestCase {
                 var ends = 0
                 ring.forEach(after: ring.count > 1 ? expectedID - 1 : 0) { id, record in
                     if record.count == lengths[Int(id) - 1] && intact(id, record) { ends += 1 }
+                    return true
                 }
                 if ring.count <= 100 {
                     ring.forEach(after: ring.firstID - 1) { id, record in
                         if id == ring.firstID, record.count == lengths[Int(id) - 1] && intact(id, record) { ends += 1 }
+                        return true
                     }
                 } else {
                     ends += 1
@@ -83,6 +85,7 @@ final class JournalRingTests: XCTestCase {
                     ids.append(id)
                     bytes += record.count
                     if record.count != lengths[Int(id) - 1] || !intact(id, record) { damaged += 1 }
+                    return true
                 }
                 XCTAssertEqual(damaged, 0, "capacity \(capacity), step \(step)")
                 XCTAssertEqual(ids, Array(ring.firstID...expectedID), "the newest, oldest first, no gap")
@@ -105,10 +108,13 @@ final class JournalRingTests: XCTestCase {
         var ring = JournalRing(slotCapacity: 3, byteBudget: 0)
         for id in 1...5 as ClosedRange<UInt64> { ring.append(length: 16) { self.fill(id, $0, 16) } }
         var seen: [UInt64] = []
-        ring.forEach(after: 3) { id, _ in seen.append(id) }
+        ring.forEach(after: 3) { id, _ in seen.append(id); return true }
         XCTAssertEqual(seen, [4, 5])
         seen = []
-        ring.forEach(after: .max) { id, _ in seen.append(id) }
+        ring.forEachNewestFirst { id, _ in seen.append(id); return id > 3 }
+        XCTAssertEqual(seen, [5, 4, 3], "newest first, until the body says stop")
+        seen = []
+        ring.forEach(after: .max) { id, _ in seen.append(id); return true }
         XCTAssertEqual(seen, [])
         ring.removeAll()
         XCTAssertEqual(ring.count, 0)
@@ -119,7 +125,7 @@ final class JournalRingTests: XCTestCase {
     // MARK: - A record's bytes
 
     private func encoded(_ exchange: HTTPExchange, time: Double = 1_700_000_000.25) -> [UInt8] {
-        let plan = JournalRecord.Plan(exchange)
+        let plan = JournalRecord.Plan(exchange, routes: nil)
         var bytes = [UInt8](repeating: 0xEE, count: plan.length)
         bytes.withUnsafeMutableBytes { JournalRecord.encode(exchange, time: time, plan: plan, into: $0.baseAddress!) }
         return bytes

@@ -215,7 +215,8 @@ final class RequestJournalTests: XCTestCase {
         let server = try startFrozenMock { $0.controlToken = "s3cret-token-value" }
         defer { server.stop() }
         let signIn = try server.client().roundTrip("POST", "/__mock/sign-in",
-                                                   headers: [("Content-Type", "application/json"), ("Authorization", "Bearer s3cret-token-value")],
+                                                   headers: [("Content-Type", "application/json"), ("Authorization", "Bearer s3cret-token-value"),
+                                                             ("Proxy-Authorization", "Basic cHJveHk6c2VjcmV0"), ("X-Other", "shown")],
                                                    body: Array(#"{"user":"alice","client_id":"com.example.app"}"#.utf8))
         XCTAssertEqual(signIn.status, 200, signIn.text)
         let answer = try server.client().roundTrip("GET", "/__mock/requests", headers: [("Authorization", "Bearer s3cret-token-value")])
@@ -227,6 +228,9 @@ final class RequestJournalTests: XCTestCase {
         XCTAssertEqual(entry["client_id"], "com.example.app")
         XCTAssertEqual(entry["control"], true)
         XCTAssertEqual(entry["headers"]?.objectValue?["authorization"], "[not shown]")
+        XCTAssertEqual(entry["headers"]?.objectValue?["proxy-authorization"], "[not shown]")
+        XCTAssertFalse(answer.text.contains("cHJveHk6c2VjcmV0"))
+        XCTAssertEqual(entry["headers"]?.objectValue?["x-other"], "shown", "the twin: another header is shown")
         XCTAssertEqual(entry["events"]?.arrayValue?.isEmpty, false, "a first sign-in grants consent")
         // The journal is part of the control API: the token guards it.
         XCTAssertEqual(try server.get("/__mock/requests").status, 401)

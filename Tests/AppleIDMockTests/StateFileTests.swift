@@ -177,12 +177,12 @@ final class StateFileTests: XCTestCase {
 
     /// Records inert `tokens-issued` events in operations of 100, each committed before the
     /// next, until the sequence reaches `sequence` (as many exchanges would, only faster).
-    private func recordInertEvents(_ state: MockState, until sequence: UInt64) async {
+    private func recordInertEvents(_ state: MockState, until sequence: UInt64) async throws {
         while state.lastEventSequence < sequence {
             state.perform { _, _, changes in
                 for _ in 0..<100 { changes.emit(.tokensIssued(grantType: "client_credentials", clientID: "com.example.web", userID: nil, consentID: 0)) }
             }
-            await state.awaitCommitted()
+            try await state.awaitCommitted()
         }
     }
 
@@ -308,12 +308,58 @@ final class StateFileTests: XCTestCase {
         try Data(junk).write(to: URL(fileURLWithPath: path))
         try assertRefused(path, .damaged("file is not a database"),
                           "state file \(path): damaged or not a state file (file is not a database); it was left untouched")
-        // The twin: an empty file is a new state file, which a mock starts on and writes.
-        let empty = newPath()
-        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
-        let server = try startFrozenMock { $0.statePath = empty }
+        // The twin: a path with no file yet is a new state file, which a mock starts on and writes.
+        let fresh = newPath()
+        let server = try startFrozenMock { $0.statePath = fresh }
         server.stop()
-        XCTAssertGreaterThan(try contents(empty).count, 0)
+        XCTAssertGreaterThan(try contents(fresh).count, 0)
+    }
+
+    func testStateFile_IsRefusedAsEmpty_WhenFoundEmpty_P8() throws {
+        // A copy that failed, or a volume restored empty: taken as new, it would drop every user,
+        // consent and key without a word.
+        let path = newPath()
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data()))
+        try assertRefused(path, .empty, "state file \(path): empty (0 bytes), and no mock made it: a copy that failed, or a volume restored empty? "
+                          + "It was left untouched; remove it (or name a new file) to start afresh")
+        XCTAssertEqual(try contents(path).count, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
+        // The twin: the file this process makes is empty until its first commit, and is taken as new.
+        let made = newPath()
+        let file = try StateFile(path: made, scenarioJSON: frozenScenario().prettyJSON)
+        XCTAssertNil(file.stored)
+        file.close()
+        XCTAssertNil(try StateFile(path: made, scenarioJSON: frozenScenario().prettyJSON).stored)
+    }
+
+    func testStateFile_OfTwoOpensAtOnceOnANewPath_ExactlyOneHoldsIt_P11() throws {
+        // Probe P11: two starts at the same moment on a new file could both be refused as in use.
+        for _ in 0..<40 {
+            let path = newPath()
+            let json = frozenScenario().prettyJSON
+            let results = Mutex<[Result<StateFile, StateFileError>]>([])
+            let group = DispatchGroup()
+            for _ in 0..<2 {
+                DispatchQueue.global().async(group: group) {
+                    let result = Result { () throws(StateFileError) in try StateFile(path: path, scenarioJSON: json) }
+                    results.withLock { $0.append(result) }
+                }
+            }
+            group.wait()
+            let opened = results.withLock { $0 }.compactMap { try? $0.get() }
+            let refused = results.withLock { $0 }.compactMap { result -> StateFileError.Problem? in
+                guard case .failure(let error) = result else { return nil }
+                return error.problem
+            }
+            XCTAssertEqual(opened.count, 1, "refused: \(refused)")
+            XCTAssertEqual(refused, [.inUse])
+            // The winner's file is a whole new state file; the loser left no file of its own behind.
+            XCTAssertNil(opened.first?.stored)
+            opened.first?.close()
+            let left = try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)
+                .filter { $0.hasPrefix((path as NSString).lastPathComponent + ".new-") }
+            XCTAssertEqual(left, [])
+        }
     }
 
     func testStateFile_IsRefusedAsNewer_WhenItsSchemaVersionIsAboveThisBuilds() throws {
@@ -433,7 +479,7 @@ final class StateFileTests: XCTestCase {
         // The archive as exported imports (the accepted twin of every refusal below).
         XCTAssertEqual(try StateArchive.importing(Array(exported.utf8), into: newPath("import")), 4)
         assertImportRefused(replacing(archive, at: ["events", 2, "sequence"], with: "x"),
-                            "events[2].sequence: expected an integer above the previous event's (2)")
+                            "events[2].sequence: expected an integer from 1 to 9007199254740991")
         assertImportRefused(replacing(archive, at: ["events", 2, "sequence"], with: 2),
                             "events[2].sequence: expected an integer above the previous event's (2)")
         assertImportRefused(replacing(archive, at: ["genesis", "secret"], with: .string(Base64URL.encode([UInt8](repeating: 7, count: 31)))),
@@ -654,9 +700,9 @@ final class StateFileTests: XCTestCase {
             let code = try issue("alice")
             _ = try redeem(code)
             redeemed.append(code)
-            if redeemed.count % 30 == 0 { await state.awaitCommitted() }
+            if redeemed.count % 30 == 0 { try await state.awaitCommitted() }
         }
-        await recordInertEvents(state, until: 22_000)
+        try await recordInertEvents(state, until: 22_000)
         let last = state.lastEventSequence
         let before = snapshot(state)
         let feed = state.events()
@@ -696,7 +742,7 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         for target: UInt64 in [6_000, 12_000] {
             let server = try startFrozenMock { $0.statePath = path }
-            await recordInertEvents(server.domain.state, until: target)
+            try await recordInertEvents(server.domain.state, until: target)
             await server.stop()
         }
         let archive = try jsonObject(Array(try StateArchive.export(path: path).utf8))

@@ -58,14 +58,14 @@ final class StoredStateCodecTests: XCTestCase {
             .codeIssued(code: "c0123456789abcdef0123456789abcdef.0.mock.abcdefghijklmnopqrstuv", grant: authorizationGrant()),
             .codeIssued(code: "c1", grant: authorizationGrant(flow: .web, optionals: false)),
             .codeRedeemed(code: "c1", clientID: "com.example.web", userID: "bob", consentID: 9),
-            .codesExpired(at: -5, count: 3),
+            .codesExpired(at: 0, count: 3),
             .tokensIssued(grantType: "client_credentials", clientID: "com.example.web", userID: nil, consentID: 0),
             .tokensIssued(grantType: "refresh_token", clientID: "com.example.app", userID: "alice", consentID: 12),
-            .keyPublished(key: Self.signingKey, at: 1_700_000_000, step: -2),
+            .keyPublished(key: Self.signingKey, at: 1_700_000_000, step: 0),
             .keyPublished(key: Self.signingKey, at: 1_700_000_001, step: nil),
             .keyActivated(kid: "W2ek7HdPaL", at: 1_700_000_002),
-            .keyRetired(kid: "Ymq4vB9xTz", at: Int64.min, step: 12),
-            .keyScheduleAdvanced(at: Int64.max),
+            .keyRetired(kid: "Ymq4vB9xTz", at: StoredRange.seconds.lowerBound, step: StoredRange.counts.upperBound),
+            .keyScheduleAdvanced(at: StoredRange.seconds.upperBound),
             .clockChanged(clock: MockClock(offset: -123.456, frozenAt: 1_700_000_000.25), now: 1_700_000_000),
             .userAdded(addedUser()),
             .transferStarted(TransferRecord(userID: "alice", fromTeam: "MOCKTEAM01", toTeam: "MOCKTEAM02",
@@ -175,7 +175,7 @@ final class StoredStateCodecTests: XCTestCase {
     }
 
     func testMockClock_RoundTripsEveryDoubleBitForBit() throws {
-        for offset in [0.1, -0.0, 1e-7, Double.leastNonzeroMagnitude, -Double.greatestFiniteMagnitude, 1_700_000_000.123456789, 1.0 / 3, 2.0] {
+        for offset in [0.1, -0.0, 1e-7, Double.leastNonzeroMagnitude, StoredRange.offsets.lowerBound, 1_700_000_000.123456789, 1.0 / 3, 2.0] {
             let restored = try roundTrip(MockClock(offset: offset, frozenAt: 4_000_000_000.0000005))
             XCTAssertEqual(restored.offset.bitPattern, offset.bitPattern, "\(offset)")
             XCTAssertEqual(restored.frozenAt?.bitPattern, 4_000_000_000.0000005.bitPattern)
@@ -239,7 +239,7 @@ final class StoredStateCodecTests: XCTestCase {
     func testDomainEvent_IsRefused_WhenTampered() {
         let issued = DomainEvent.codeIssued(code: "c1", grant: authorizationGrant()).stored
         assertRefused(DomainEvent.self, tampered(issued, ["grant", "expires_at"], "soon"), path: "events[3]",
-                      "events[3].grant.expires_at", "expected an integer")
+                      "events[3].grant.expires_at", "expected an integer from 0 to 4326589695")
         assertRefused(DomainEvent.self, tampered(issued, ["grant", "expires_at"], nil), "grant.expires_at", "missing required key")
         assertRefused(DomainEvent.self, tampered(issued, ["grant", "consent_id"], 4_294_967_296),
                       "grant.consent_id", "expected an integer from 0 to 4294967295")
@@ -257,7 +257,7 @@ final class StoredStateCodecTests: XCTestCase {
         assertRefused(DomainEvent.self, tampered(revoked, ["by"], nil), path: "events[1]", "events[1].by", "missing required key")
         assertRefused(DomainEvent.self, tampered(revoked, ["by"], "admin"), "by", #"expected "app" or "user""#)
 
-        assertRefused(DomainEvent.self, tampered(DomainEvent.codesExpired(at: 1, count: 2).stored, ["count"], -1), "count", "expected an integer of 0 or more")
+        assertRefused(DomainEvent.self, tampered(DomainEvent.codesExpired(at: 1, count: 2).stored, ["count"], -1), "count", "expected an integer from 0 to 9007199254740991")
         assertRefused(DomainEvent.self, tampered(DomainEvent.keyActivated(kid: "W2ek7HdPaL", at: 1).stored, ["kid"], "has space"),
                       "kid", ScenarioRules.keyIDExpectation)
         assertRefused(DomainEvent.self, tampered(DomainEvent.consentGranted(consentGrant()).stored, ["grant", "scopes"], ["email", "name", "email"]),
@@ -265,7 +265,7 @@ final class StoredStateCodecTests: XCTestCase {
         assertRefused(DomainEvent.self, tampered(DomainEvent.accountEvent(accountEventRecord()).stored, ["account_event", "type"], "account-deleted"),
                       "account_event.type", #"expected "consent-revoked" or "account-delete" or "email-disabled" or "email-enabled""#)
         assertRefused(DomainEvent.self, tampered(DomainEvent.accountEvent(accountEventRecord()).stored, ["account_event", "timeline_index"], -1),
-                      "account_event.timeline_index", "expected an integer of 0 or more or null")
+                      "account_event.timeline_index", "expected an integer from 0 to 9007199254740991 or null")
     }
 
     func testSigningKey_IsRefused_WhenThePEMIsBad() throws {
@@ -300,7 +300,7 @@ final class StoredStateCodecTests: XCTestCase {
         assertRefused(DomainEvent.self, tampered(reset, ["reset", "secret"], .string(Base64URL.encode(Array(0..<31)))),
                       "reset.secret", "expected 32 bytes as unpadded base64url")
         assertRefused(DomainEvent.self, tampered(reset, ["reset", "secret"], "not base64url!"), "reset.secret", "expected 32 bytes as unpadded base64url")
-        assertRefused(DomainEvent.self, tampered(reset, ["reset", "clock", "offset"], "infinity"), "reset.clock.offset", "expected a finite number")
+        assertRefused(DomainEvent.self, tampered(reset, ["reset", "clock", "offset"], "infinity"), "reset.clock.offset", "expected a number from -4326589695 to 4326589695")
         assertRefused(DomainEvent.self, tampered(reset, ["reset", "clock", "frozen_at"], 1e12),
                       "reset.clock.frozen_at", "expected a number from 0 to \(MockClock.representable.upperBound) or null")
         assertRefused(DomainEvent.self, tampered(reset, ["reset", "first_consent_id"], 1.5), "reset.first_consent_id", "expected an integer from 0 to 4294967295")
@@ -309,25 +309,30 @@ final class StoredStateCodecTests: XCTestCase {
     func testNotificationRecord_IsRefused_WhenTampered() {
         let record = pendingRecord().stored
         assertRefused(NotificationRecord.self, tampered(record, ["id"], -1), path: "notifications[4]",
-                      "notifications[4].id", "expected an integer from 0 to 18446744073709551615")
+                      "notifications[4].id", "expected an integer from 1 to 9007199254740991")
         assertRefused(NotificationRecord.self, tampered(record, ["sequence"], "18446744073709551616"),
-                      "sequence", "expected an integer from 0 to 18446744073709551615")
-        assertRefused(NotificationRecord.self, tampered(record, ["due_at"], .null), "due_at", #"expected a number, "infinity" or "-infinity""#)
+                      "sequence", "expected an integer from 1 to 9007199254740991")
+        assertRefused(NotificationRecord.self, tampered(record, ["due_at"], .null), "due_at", #"expected a number from 0 to 4326589695 or "infinity""#)
+        assertRefused(NotificationRecord.self, tampered(record, ["due_at"], "-infinity"), "due_at", #"expected a number from 0 to 4326589695 or "infinity""#)
         assertRefused(NotificationRecord.self, tampered(record, ["outcome"], "lost"),
                       "outcome", #"expected "pending" or "delivered" or "failed" or "no_url" or "dropped" or "abandoned""#)
         assertRefused(NotificationRecord.self, tampered(record, ["attempts"], [["at": 1, "status": 1000]]),
                       "attempts[0].status", "expected an integer from 0 to 999 or null")
-        assertRefused(NotificationRecord.self, tampered(record, ["attempts"], [["at": "now"]]), "attempts[0].at", "expected a finite number")
+        assertRefused(NotificationRecord.self, tampered(record, ["attempts"], [["at": "now"]]), "attempts[0].at", "expected a number from 0 to 4326589695")
         assertRefused(NotificationRecord.self, tampered(record, ["unsigned"], 5), "unsigned", #"expected a string, an object {"base64url"} or null"#)
         assertRefused(NotificationRecord.self, tampered(record, ["url"], false), "url", "expected a string or null")
     }
 
-    func testNotificationRecord_ReadsUInt64BeyondInt64AsDigits() throws {
-        let record = NotificationRecord(id: UInt64.max, type: "email-enabled", userID: "bob", sequence: UInt64(Int64.max) + 1, url: nil,
-                                        unsigned: [0xFF, 0x00], keyID: nil, jwt: nil, attempts: [], outcome: .noURL, dueAt: -.infinity, fault: nil)
-        XCTAssertEqual(record.stored.objectValue?["id"], "18446744073709551615")
+    func testNotificationRecord_RoundTripsItsLargestCounters_AndBytesThatAreNotUTF8() throws {
+        let largest = UInt64(StoredRange.counters.upperBound)
+        let record = NotificationRecord(id: largest, type: "email-enabled", userID: "bob", sequence: largest, url: nil,
+                                        unsigned: [0xFF, 0x00], keyID: nil, jwt: nil, attempts: [], outcome: .noURL, dueAt: 0, fault: nil)
+        XCTAssertEqual(record.stored.objectValue?["id"], .int(StoredRange.counters.upperBound))
         XCTAssertEqual(record.stored.objectValue?["unsigned"], ["base64url": "_wA"], "bytes that are not UTF-8 stay exact")
         assertSameRecord(try roundTrip(record), record)
+        // The twin: one more is beyond what the mock counts to (probe P1/P7: no counter near a maximum).
+        assertRefused(NotificationRecord.self, tampered(record.stored, ["id"], .int(StoredRange.counters.upperBound + 1)),
+                      "id", "expected an integer from 1 to 9007199254740991")
     }
 
     func testRandomPosition_IsRefused_WhenTampered() throws {
@@ -338,8 +343,8 @@ final class StoredStateCodecTests: XCTestCase {
                       "random.key", "expected 32 bytes as unpadded base64url")
         assertRefused(SeededRandom.Position.self, tampered(position, ["pending"], .string(Base64URL.encode(Array(repeating: 1, count: 33)))),
                       "pending", "expected 0 to 32 bytes as unpadded base64url")
-        assertRefused(SeededRandom.Position.self, tampered(position, ["next_block"], -1), "next_block", "expected an integer of 0 or more")
-        assertRefused(SeededRandom.Position.self, tampered(position, ["next_block"], "1"), "next_block", "expected an integer of 0 or more")
+        assertRefused(SeededRandom.Position.self, tampered(position, ["next_block"], -1), "next_block", "expected an integer from 0 to 9007199254740991")
+        assertRefused(SeededRandom.Position.self, tampered(position, ["next_block"], "1"), "next_block", "expected an integer from 0 to 9007199254740991")
         assertRefused(SeededRandom.Position.self, tampered(position, ["seed"], 7), "seed", "unknown key")
     }
 

@@ -337,11 +337,6 @@ final class SMTPSessionTests: XCTestCase {
         XCTAssertNil(delivered("x\r\n."))
     }
 
-    func testData_KeepsABareCR_AsAByte() {
-        XCTAssertEqual(delivered("a\rb\r\n\r\r\n.\r\n"), "a\rb\r\n\r\r\n")
-        XCTAssertEqual(delivered(".\r.\r\n.\r\n"), "\r.\r\n")
-        XCTAssertNil(delivered(".\r\r\n"))
-    }
 
     func testData_RefusesAMessageOverTheSizeLimit_AndResetsTheTransaction() {
         var limits = SMTPLimits()
@@ -411,6 +406,27 @@ final class SMTPSessionTests: XCTestCase {
         XCTAssertEqual(smuggle.action, .close)
         XCTAssertTrue(smuggle.handler.messages.isEmpty)
         XCTAssertFalse(smuggle.handler.asked.contains("sender evil@b.test helo client.test"))
+    }
+
+    func testBareCR_InData_Answers521AndClosesWithoutDelivering() {
+        let run = converse(Self.envelope + "DATA\r\na\rb\r\n.\r\n")
+        XCTAssertEqual(run.replies, Self.envelopeReplies + "354 End data with <CR><LF>.<CR><LF>\r\n521 5.5.2 mx.test Error: bare <CR> received\r\n")
+        XCTAssertEqual(run.action, .close)
+        XCTAssertTrue(run.handler.messages.isEmpty)
+        // The smuggling shape (probe P9): `\r.\r` must neither end the data nor reach the handler.
+        let smuggle = converse(Self.envelope + "DATA\r\nhello\r.\rMAIL FROM:<spoof@b.test>\rRCPT TO:<z@y.test>\rDATA\r\r.\r\r\n.\r\n")
+        XCTAssertEqual(smuggle.action, .close)
+        XCTAssertTrue(smuggle.handler.messages.isEmpty)
+        XCTAssertFalse(smuggle.handler.asked.contains("sender spoof@b.test helo client.test"))
+        // A CR at the end of a line of text, before its CRLF, is bare too; at a read's edge it waits for the next byte.
+        XCTAssertEqual(converse(Self.envelope + "DATA\r\nx\r\r\n.\r\n").action, .close)
+        XCTAssertEqual(delivered("a\r"), nil)
+    }
+
+    func testData_WithEveryLineEndedByCRLF_IsDelivered() {
+        // The accepted twin of the bare-CR refusal: the same bytes with every CR followed by its LF.
+        XCTAssertEqual(delivered("a\r\nb\r\n\r\n.\r\n"), "a\r\nb\r\n\r\n")
+        XCTAssertEqual(delivered("hello\r\n..\r\nMAIL FROM:<spoof@b.test>\r\n.\r\n"), "hello\r\n.\r\nMAIL FROM:<spoof@b.test>\r\n")
     }
 
     func testCommand_WithNULOrBareCR_IsASyntaxError() {

@@ -267,31 +267,110 @@ final class ServerSMTPTests: XCTestCase {
         XCTAssertThrowsError(try client.startTLS(), "the connection was closed, not left to a handshake")
     }
 
-    func testMessagesBeingReceived_ShareTheServersBodyBudget_452WhenItRunsOut() throws {
+    /// A client greeted and in DATA, having sent `text` of its message.
+    private func inData(_ server: HTTPServer, _ text: String, file: StaticString = #filePath, line: UInt = #line) throws -> Wire {
+        let client = try greeted(server, file: file, line: line)
+        try client.send("EHLO a.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + text)
+        XCTAssertEqual(try client.replies(4), Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n", file: file, line: line)
+        return client
+    }
+
+    /// 20,000 bytes of message text.
+    private static let chunk = String(repeating: String(repeating: "x", count: 98) + "\r\n", count: 200)
+    private static let storage = "452 4.3.1 mx.test Error: insufficient system storage\r\n"
+
+    func testMessagesBeingReceived_HoldSMTPsOwnBudget_452WhenItRunsOut() throws {
         // Many half-sent messages cannot exhaust memory: what sessions hold counts against
-        // maxBufferedBodyBytes, as HTTP bodies do.
+        // SMTP's own budget (96 KiB here: four messages of 20,000 bytes fit, a fifth does not).
         let handler = SMTPTestHandler()
-        let server = try start(handler: handler) { $0.maxBufferedBodyBytes = 64 * 1024 }
+        let server = try start(handler: handler) { $0.smtp?.maxBufferedMessageBytes = 96 * 1024 }
         defer { server.stop() }
-        let chunk = String(repeating: String(repeating: "x", count: 98) + "\r\n", count: 400)  // 40,000 bytes
-        let first = try greeted(server)
-        try first.send("EHLO a.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + chunk)
-        XCTAssertEqual(try first.replies(4), Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n")
-        let second = try greeted(server)
-        try second.send("EHLO b.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + chunk)
-        let (text, end) = second.readUntilEnd()
-        XCTAssertEqual(text, Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n"
-                       + "452 4.3.1 mx.test Error: insufficient system storage\r\n")
+        let holders = try (0..<4).map { _ in try inData(server, Self.chunk) }
+        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes >= 80_000 })
+        let fifth = try greeted(server)
+        try fifth.send("EHLO b.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + Self.chunk)
+        let (text, end) = fifth.readUntilEnd()
+        XCTAssertEqual(text, Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n" + Self.storage)
         XCTAssertEqual(end, .closed)
-        // The first one finishes; its bytes go back, and the next client's message fits (the twin).
-        try first.send(".\r\n")
-        XCTAssertEqual(try first.reply(), "250 2.0.0 Ok: queued\r\n")
-        let third = try greeted(server)
-        try third.send("EHLO c.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + chunk + ".\r\nQUIT\r\n")
-        XCTAssertEqual(third.readUntilEnd().text, Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n"
-                       + "250 2.0.0 Ok: queued\r\n221 2.0.0 Bye\r\n")
+        // One finishes; its bytes go back, and the next client's message fits (the twin).
+        try holders[0].send(".\r\n")
+        XCTAssertEqual(try holders[0].reply(), "250 2.0.0 Ok: queued\r\n")
+        let next = try inData(server, Self.chunk + ".\r\nQUIT\r\n")
+        XCTAssertEqual(next.readUntilEnd().text, "250 2.0.0 Ok: queued\r\n221 2.0.0 Bye\r\n")
         XCTAssertEqual(handler.messages.count, 2)
-        XCTAssertEqual(server.reservedBodyBytes, 0)
+        for holder in holders.dropFirst() { holder.close() }
+        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes == 0 })
+        XCTAssertEqual(server.reservedBodyBytes, 0, "mail never touched HTTP's budget")
+    }
+
+    func testASession_HoldsAtMostAQuarterOfTheBudget() throws {
+        let handler = SMTPTestHandler()
+        let server = try start(handler: handler) { $0.smtp?.maxBufferedMessageBytes = 96 * 1024 }
+        defer { server.stop() }
+        // 30,000 bytes: more than a quarter (24 KiB) of the budget, though the budget has room.
+        let greedy = try greeted(server)
+        try greedy.send("EHLO b.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n" + Self.chunk + Self.chunk)
+        XCTAssertTrue(greedy.readUntilEnd().text.hasSuffix(Self.storage))
+        // The twin: 20,000 bytes are taken.
+        let modest = try inData(server, Self.chunk + ".\r\n")
+        XCTAssertEqual(try modest.reply(), "250 2.0.0 Ok: queued\r\n")
+        XCTAssertEqual(handler.messages.count, 1)
+    }
+
+    func testHTTPBodies_AreAnswered_WhileMailHoldsAllOfSMTPsBudget() throws {
+        // Probe P3: eight mail sessions holding the shared budget made every POST with a body 503.
+        let server = try start { configuration in
+            configuration.maxBufferedBodyBytes = 64 * 1024
+            configuration.smtp?.maxBufferedMessageBytes = 96 * 1024
+        }
+        defer { server.stop() }
+        let holders = try (0..<4).map { _ in try inData(server, Self.chunk) }
+        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes >= 80_000 })
+        let body = [UInt8](repeating: UInt8(ascii: "y"), count: 60_000)
+        let answer = try ServerFixture.client(server).roundTrip("POST", "/length", body: body)
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(answer.text, "60000")
+        // The twin: a body over HTTP's own budget is still refused, by HTTP's rule.
+        let over = try ServerFixture.client(server).roundTrip("POST", "/length", body: [UInt8](repeating: 0x79, count: 70_000))
+        XCTAssertEqual(over.status, 503)
+        for holder in holders { holder.close() }
+    }
+
+    func testUnderPressure_ASessionBelowTheMinimumRate_Is421AndLetGo_WhileOneThatSendsIsTaken() throws {
+        // Half of a 96 KiB budget held: every window of 0.3 s a message must bring 300 bytes.
+        let handler = SMTPTestHandler()
+        let server = try start(handler: handler) { configuration in
+            configuration.smtp?.maxBufferedMessageBytes = 96 * 1024
+            configuration.smtp?.minDataRate = 1000
+            configuration.smtp?.dataRateWindow = 0.3
+            configuration.smtp?.idleTimeout = 60
+            // One loop sees every release before it judges the next session.
+            configuration.eventLoopCount = 1
+        }
+        defer { server.stop() }
+        // Four stalled messages hold 80,000 bytes; sessions are let go until less than half is held.
+        let stalled = try (0..<4).map { _ in try inData(server, Self.chunk) }
+        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes > 0 && server.reservedMessageBytes * 2 < 96 * 1024 })
+        var outcomes: [String] = []
+        for client in stalled {
+            client.sendIgnoringDisconnect(Array(".\r\nQUIT\r\n".utf8))
+            outcomes.append(client.readUntilEnd().text)
+        }
+        let tooSlow = "421 4.4.2 mx.test Error: message data too slow while the server is busy\r\n"
+        XCTAssertEqual(outcomes.filter { $0 == tooSlow }.count, 2, "\(outcomes)")
+        XCTAssertEqual(outcomes.filter { $0 == "250 2.0.0 Ok: queued\r\n221 2.0.0 Bye\r\n" }.count, 2, "\(outcomes)")
+        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes == 0 })
+        XCTAssertEqual(handler.messages.count, 2)
+        // The twin: below half the budget nobody is held to the rate; one message trickled over
+        // several windows is taken.
+        let slow = try inData(server, Self.chunk)
+        for _ in 0..<4 {
+            usleep(200_000)
+            try slow.send("y\r\n")
+        }
+        try slow.send(".\r\n")
+        XCTAssertEqual(try slow.reply(), "250 2.0.0 Ok: queued\r\n")
+        XCTAssertEqual(handler.messages.count, 3)
     }
 
     func testDataTimeout_EndsAMessageTrickledInSlowerThanAllowed_ThoughNeverIdle() throws {
@@ -435,6 +514,22 @@ final class ServerSMTPTests: XCTestCase {
     }
 
     // MARK: - Limits, shutdown, garbage
+
+    func testSMTPSessions_PastTheirOwnLimit_Are421AndLetGo_WhileHTTPIsServed() throws {
+        let server = try start { $0.smtp?.maxSessions = 2 }
+        defer { server.stop() }
+        let holders = try (0..<2).map { _ in try greeted(server) }
+        let third = try connect(server)
+        XCTAssertEqual(third.readUntilEnd().text, "421 4.7.0 mx.test Error: too many connections\r\n")
+        XCTAssertEqual(try ServerFixture.client(server).roundTrip("GET", "/hello").text, "hi", "HTTP keeps its connections")
+        // The twin: once one leaves, the next is greeted.
+        try holders[0].send("QUIT\r\n")
+        XCTAssertEqual(holders[0].readUntilEnd().text, "221 2.0.0 Bye\r\n")
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 1 })
+        let next = try greeted(server)
+        try next.send("NOOP\r\n")
+        XCTAssertEqual(try next.reply(), Self.ok)
+    }
 
     func testConnectionLimit_IsSharedByHTTPAndSMTP() throws {
         let server = try start { $0.maxConnections = 2 }

@@ -63,12 +63,12 @@ struct ClockEndpoint: Sendable {
     static func json(_ state: MockState) -> JSONObject {
         let clock = state.clock
         let now = state.preciseNow
-        let seconds = Int64(now.rounded(.down))
+        let seconds = Int64(seconds: now)
         var answer = JSONObject()
         answer["now"] = .string(RFC3339.format(seconds))
         answer["epoch"] = .int(seconds)
         answer["frozen"] = .bool(clock.isFrozen)
-        answer["offset"] = .int(Int64(state.offsetFromRealTime.rounded()))
+        answer["offset"] = .int(Int64(seconds: state.offsetFromRealTime, rounding: .toNearestOrAwayFromZero))
         return answer
     }
 }

@@ -18,7 +18,7 @@ extension DashboardFragment {
             out.raw("\"><th scope=\"row\">")
             out.number(recorded.sequence)
             out.raw("</th><td>")
-            mockTime(Int64(recorded.at.rounded(.down)))
+            mockTime(Int64(seconds: recorded.at))
             out.raw("</td><td>")
             tag(recorded.event.name)
             out.raw("</td><td class=\"changes\">")

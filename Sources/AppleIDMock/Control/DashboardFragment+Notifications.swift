@@ -59,7 +59,7 @@ extension DashboardFragment {
                 out.raw("<td>")
                 out.number(index + 1)
                 out.raw("</td><td>")
-                mockTime(Int64(attempt.at.rounded(.down)))
+                mockTime(Int64(seconds: attempt.at))
                 out.raw("</td><td>")
                 if let status = attempt.status {
                     tag(String(status), (200..<300).contains(status) ? "ok" : "bad")

@@ -89,7 +89,7 @@ struct DashboardFragment {
         out.raw("<span class=\"dim\">epoch</span> <span class=\"mono\" id=\"mock-epoch\">")
         out.number(snapshot.now)
         out.raw("</span> <span class=\"dim\">· ")
-        let offset = Int64(snapshot.offset.rounded())
+        let offset = Int64(seconds: snapshot.offset, rounding: .toNearestOrAwayFromZero)
         if offset == 0 {
             out.raw("on real time")
         } else {
@@ -172,8 +172,8 @@ struct DashboardFragment {
 
     /// A real time (the journal's) as `HH:MM:SS.mmm` UTC, the whole instant in its title.
     mutating func realTime(_ time: Double) {
-        let seconds = Int64(time.rounded(.down))
-        let milliseconds = String(1000 + max(0, min(999, Int((time - Double(seconds)) * 1000)))).dropFirst()
+        let seconds = Int64(seconds: time)
+        let milliseconds = String(1000 + max(0, min(999, Int64(seconds: (time - Double(seconds)) * 1000)))).dropFirst()
         let full = RFC3339.format(seconds)
         let stamp = full.dropLast().split(separator: "T").last.map(String.init) ?? full
         out.raw("<time title=\"")

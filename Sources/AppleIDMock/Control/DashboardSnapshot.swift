@@ -80,24 +80,15 @@ struct DashboardSnapshot {
         return entry.headers[ownRequestHeader] != nil
     }
 
-    /// The newest `rowLimit` entries matching `query`, looking back through growing windows of
-    /// the journal (each read decodes only the entries after its start), at most `requestScanLimit`.
+    /// The newest `rowLimit` entries matching `query`, the dashboard's own left out, looking back
+    /// through at most `requestScanLimit` entries: filtered on the records' keys, only the rows
+    /// decoded.
     private static func requests(_ journal: RequestJournal, query: DashboardQuery) -> Requests {
         let newest = journal.lastID
-        var window = 4 * rowLimit
-        while true {
-            let after = newest > UInt64(window) ? newest - UInt64(window) : 0
-            var filter = query.filter
-            filter.after = after
-            let page = journal.entries(matching: filter)
-            let found = page.entries.filter { !isOwn($0) }
-            let complete = after == 0 || page.missed > 0
-            if found.count >= rowLimit || complete || window >= requestScanLimit {
-                return Requests(entries: found.suffix(rowLimit).reversed(), scanned: Int(min(UInt64(window), newest)), complete: complete,
-                                newest: newest)
-            }
-            window = min(window * 4, requestScanLimit)
-        }
+        var filter = query.filter
+        filter.leavesOutDashboard = true
+        let page = journal.newest(matching: filter, limit: rowLimit, scanLimit: requestScanLimit)
+        return Requests(entries: page.entries, scanned: page.scanned, complete: page.complete, newest: newest)
     }
 
     /// The names of the kept events among those `entries` caused.

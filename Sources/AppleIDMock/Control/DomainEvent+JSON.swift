@@ -7,8 +7,8 @@ extension MockState.RecordedEvent {
     var json: JSONObject {
         var object = JSONObject()
         object["sequence"] = .int(Int64(clamping: sequence))
-        let seconds = Int64(at.rounded(.down))
-        let milliseconds = Int64(((at - Double(seconds)) * 1000).rounded(.down))
+        let seconds = Int64(seconds: at)
+        let milliseconds = Int64(seconds: (at - Double(seconds)) * 1000)
         var time = RFC3339.format(seconds)
         time.removeLast()
         time += "." + String(String(1000 + max(0, min(999, milliseconds))).dropFirst()) + "Z"

@@ -36,8 +36,8 @@ struct EventsEndpoint: Sendable {
         var answer = JSONObject()
         answer["type"] = .string(type == .accountDelete ? domain.scenario.compatibility.accountDeletionEventType : type.rawValue)
         answer["user"] = .string(user)
-        answer["notification"] = ids.first.map { .int(Int64($0)) } ?? .null
-        answer["notifications"] = .array(ids.map { .int(Int64($0)) })
+        answer["notification"] = ids.first.map { .int(Int64(clamping: $0)) } ?? .null
+        answer["notifications"] = .array(ids.map { .int(Int64(clamping: $0)) })
         return ControlResponse.json(.object(answer), status: HTTPStatus(202))
     }
 

@@ -6,7 +6,9 @@ import MiniHTTP
 /// `GET [?method=&path=&client_id=&grant_type=&status=&control=&after=&limit=&wait=S]`: the kept
 /// requests matching every filter given, oldest first (`{"requests": [...], "last": ID, "missed":
 /// N, "newest": ID}`; `newest`, the id of the newest request kept whatever the filters, marks
-/// "from here on" for a later `after`); with `wait`, holds the request up to S seconds (at most 60) until a matching one lands.
+/// "from here on" for a later `after`); a page ends early once its entries' kept records pass
+/// 4 MiB (`last` says where the next begins); with `wait`, holds the request up to S seconds
+/// (at most 60) until a matching one lands.
 /// `GET /__mock/requests/count?…` answers `{"count": N}` (WireMock's `verify`: "exactly once").
 /// `DELETE` forgets them all (`{"cleared": N}`). With the journal off (`serve --journal off`)
 /// each answers 409.
@@ -20,8 +22,8 @@ struct RequestsEndpoint: Sendable {
         let journal = try journalOn()
         let (filter, limit, wait) = try Self.parse(request, paging: true)
         let page = wait > 0
-            ? await journal.awaitEntries(matching: filter, limit: limit, seconds: wait)
-            : journal.entries(matching: filter, limit: limit)
+            ? await journal.awaitEntries(matching: filter, limit: limit, seconds: wait, byteLimit: RequestJournal.pageBytes)
+            : journal.entries(matching: filter, limit: limit, byteLimit: RequestJournal.pageBytes)
         var answer = JSONObject()
         answer["requests"] = .array(page.entries.map { .object($0.json) })
         answer["last"] = .int(Int64(clamping: page.entries.last?.id ?? filter.after))

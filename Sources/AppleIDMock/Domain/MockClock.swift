@@ -33,8 +33,7 @@ public struct MockClock: Sendable, Equatable {
 
     /// Now, in whole seconds since 1970 (JWT `NumericDate`).
     public func seconds(real: Double) -> Int64 {
-        let value = now(real: real).rounded(.down)
-        return value.isFinite ? Int64(max(-1e15, min(1e15, value))) : 0
+        Int64(seconds: now(real: real))
     }
 
     /// Whether the clock stands still.

@@ -39,9 +39,20 @@ public final class MockState: Sendable {
     private struct Durability {
         var changes: UInt64 = 0
         var committed: UInt64 = 0
-        var waiters: [(through: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
-        var pendingJWKs: (through: UInt64, fragments: [[UInt8]])?
+        /// Answers waiting for a count to be committed: resumed true when it is, false when a
+        /// commit fails first.
+        var waiters: [(through: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        var pendingJWKs: (through: UInt64, keys: PublishedKeys)?
         var writerWakeup: DispatchSemaphore?
+        /// Why the writer's last commit failed; nil once one succeeds.
+        var failure: String?
+    }
+
+    /// What `/auth/keys` serves and health names: the published keys' JWK fragments and the kid
+    /// that signs, as of the last commit (with a state file).
+    private struct PublishedKeys {
+        var fragments: [[UInt8]]
+        var signingKeyID: String?
     }
 
     /// How many recent events are kept.
@@ -51,7 +62,7 @@ public final class MockState: Sendable {
     /// The published keys' JWK fragments, copied out of the world whenever an operation changes
     /// them: `/auth/keys`, the hottest route, reads them without taking the world's lock or the
     /// clock. Lock order: `guarded`, then `durability`, then this.
-    private let publishedJWKs: Mutex<[[UInt8]]>
+    private let publishedJWKs: Mutex<PublishedKeys>
     /// With `--seed`: the stream `/auth/keys` draws its order from, in request order.
     private let keyOrder: Mutex<SeededRandom?>
     private let seededOrder: Bool
@@ -102,7 +113,7 @@ public final class MockState: Sendable {
         }
         durability = Mutex(Durability())
         guarded = Mutex(Guarded(world: world, log: log, lastReal: real))
-        publishedJWKs = Mutex(world.publishedJWKs)
+        publishedJWKs = Mutex(PublishedKeys(fragments: world.publishedJWKs, signingKeyID: world.signingKey?.keyID))
     }
 
     /// Runs `operation` as one critical section at mock time now: the scenario's timeline fires
@@ -134,12 +145,13 @@ public final class MockState: Sendable {
                 outcome = .failure(error)
             }
             if guarded.world.keysRevision != keysRevision {
-                let fragments = guarded.world.publishedJWKs
+                let keys = PublishedKeys(fragments: guarded.world.publishedJWKs, signingKeyID: guarded.world.signingKey?.keyID)
                 if persisting {
-                    // With a state file, /auth/keys serves a key only once its change is committed.
-                    durability.withLock { $0.pendingJWKs = ($0.changes, fragments) }
+                    // With a state file, /auth/keys serves a key (and health names a signer) only
+                    // once its change is committed.
+                    durability.withLock { $0.pendingJWKs = ($0.changes, keys) }
                 } else {
-                    publishedJWKs.withLock { $0 = fragments }
+                    publishedJWKs.withLock { $0 = keys }
                 }
             }
             return (outcome, recorded, fromTime)
@@ -190,8 +202,8 @@ public final class MockState: Sendable {
     func replay(_ events: [DomainEvent]) {
         guarded.withLock { guarded in
             for event in events { guarded.world.apply(event) }
-            let fragments = guarded.world.publishedJWKs
-            publishedJWKs.withLock { $0 = fragments }
+            let keys = PublishedKeys(fragments: guarded.world.publishedJWKs, signingKeyID: guarded.world.signingKey?.keyID)
+            publishedJWKs.withLock { $0 = keys }
         }
     }
 
@@ -241,36 +253,61 @@ public final class MockState: Sendable {
     var countedChanges: UInt64 { durability.withLock { $0.changes } }
 
     /// Marks the first `count` changes committed: `/auth/keys` takes up the key set they made,
-    /// then the answers waiting for them go.
+    /// then the answers waiting for them go. A commit succeeded: the state file is writable again.
     func markCommitted(upTo count: UInt64) {
-        let ready = durability.withLock { durability -> [CheckedContinuation<Void, Never>] in
+        let ready = durability.withLock { durability -> [CheckedContinuation<Bool, Never>] in
             durability.committed = max(durability.committed, count)
+            durability.failure = nil
             let committed = durability.committed
             if let pending = durability.pendingJWKs, pending.through <= committed {
-                publishedJWKs.withLock { $0 = pending.fragments }
+                publishedJWKs.withLock { $0 = pending.keys }
                 durability.pendingJWKs = nil
             }
             let ready = durability.waiters.filter { $0.through <= committed }.map(\.continuation)
             if !ready.isEmpty { durability.waiters.removeAll { $0.through <= committed } }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
+    /// A commit failed for `reason` (`not writable (disk full)`): every answer waiting for one
+    /// is told now, and later ones that depend on an uncommitted change are told at once, until
+    /// a commit succeeds (`markCommitted`). The changes stay, to be committed then.
+    func markCommitFailed(_ reason: String) {
+        let waiting = durability.withLock { durability -> [CheckedContinuation<Bool, Never>] in
+            durability.failure = reason
+            defer { durability.waiters.removeAll() }
+            return durability.waiters.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume(returning: false) }
+    }
+
+    /// Why the state file's commits fail now; nil while they succeed (and without a state file).
+    public var commitFailure: CommitFailure? {
+        durability.withLock { $0.failure }.map(CommitFailure.init)
+    }
+
+    /// The kid that signs as of the last commit (now, without a state file): what health names
+    /// without waiting for the writer.
+    public var committedSigningKeyID: String? { publishedJWKs.withLock { $0.signingKeyID } }
+
     /// With a state file: returns once every change counted so far is committed to it, so an
-    /// answer that depends on an operation is sent only after its commit. At once otherwise.
-    public func awaitCommitted() async {
+    /// answer that depends on an operation is sent only after its commit; throws at once while
+    /// the file's commits fail (or when the commit waited for fails). At once otherwise.
+    public func awaitCommitted() async throws(CommitFailure) {
         guard persisting else { return }
-        let target = durability.withLock { $0.changes }
+        let (target, failure) = durability.withLock { ($0.changes, $0.committed < $0.changes ? $0.failure : nil) }
+        if let failure { throw CommitFailure(reason: failure) }
         guard durability.withLock({ $0.committed < target }) else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let committed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let waiting = durability.withLock { durability -> Bool in
-                guard durability.committed < target else { return false }
+                guard durability.committed < target, durability.failure == nil else { return false }
                 durability.waiters.append((target, continuation))
                 return true
             }
-            if !waiting { continuation.resume() }
+            if !waiting { continuation.resume(returning: durability.withLock { $0.committed >= target }) }
         }
+        guard committed else { throw CommitFailure(reason: durability.withLock { $0.failure } ?? "not writable") }
     }
 
     // MARK: - Events
@@ -488,7 +525,7 @@ public final class MockState: Sendable {
     /// The `{"keys":[…]}` body of `/auth/keys`, in a random order when `shuffled` (Apple's order
     /// changes between fetches, §1.5); under `--seed`, the order comes from the seed.
     public func jwksBody(shuffled: Bool) -> [UInt8] {
-        var fragments = publishedJWKs.withLock { $0 }
+        var fragments = publishedJWKs.withLock { $0.fragments }
         if shuffled {
             if seededOrder, let draws = keyOrder.withLock({ $0?.bytes(fragments.count * 4) }) {
                 // Fisher–Yates on the seeded draws (4 bytes each; the modulo bias is immaterial here).

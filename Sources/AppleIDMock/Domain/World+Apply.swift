@@ -18,11 +18,11 @@ extension World {
             revoked[consentID] = who
             endedConsents[key] = who
         case .codeIssued(let code, let grant):
-            pendingCodes[code] = grant
+            pendingCodes.insert(code, grant)
         case .codeRedeemed(let code, _, _, _):
-            pendingCodes[code] = nil
+            pendingCodes.remove(code)
         case .codesExpired(let at, _):
-            pendingCodes = pendingCodes.filter { $0.value.expiresAt > at }
+            pendingCodes.removeExpired(by: at)
         case .tokensIssued:
             break
         case .keyPublished(let key, let at, let step):

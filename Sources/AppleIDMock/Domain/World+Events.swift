@@ -58,7 +58,7 @@ extension World {
 
     /// `now` in milliseconds, with the fraction of the operation's start when it is the same second.
     static func eventMilliseconds(_ now: Int64, precise: Double) -> Int64 {
-        Int64(precise.rounded(.down)) == now ? Int64((precise * 1000).rounded(.down)) : now * 1000
+        Int64(seconds: precise) == now ? Int64(seconds: precise * 1000) : now * 1000
     }
 
     /// The scenario's timeline event due at `now` (seconds after start), if one is: its index,

@@ -69,7 +69,7 @@ extension World {
 
     /// The event that drops the codes expired at `now`, when there are any.
     func expiredCodes(now: Int64) -> DomainEvent? {
-        let count = pendingCodes.values.count { $0.expiresAt <= now }
+        let count = pendingCodes.expiredCount(by: now)
         return count > 0 ? .codesExpired(at: now, count: count) : nil
     }
 

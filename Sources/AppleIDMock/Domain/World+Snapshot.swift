@@ -28,7 +28,7 @@ extension World {
     /// This world's snapshot.
     var snapshot: Snapshot {
         Snapshot(clock: clock, macFingerprint: codec.fingerprint, users: users, userOrder: userOrder, consents: consents, consentKeys: consentKeys,
-                 revoked: revoked, endedConsents: endedConsents, nextConsentID: nextConsentID, pendingCodes: pendingCodes, transfers: transfers,
+                 revoked: revoked, endedConsents: endedConsents, nextConsentID: nextConsentID, pendingCodes: pendingCodes.grants, transfers: transfers,
                  keys: keys.map { "\($0.keyID) \($0.state) \($0.publishedAt) \($0.activatedAt ?? -1) \($0.retiredAt ?? -1)" },
                  activeKeyID: activeKeyID, keysPublished: keysPublished, scheduleKeyIDs: schedule?.keyIDs, scheduleHorizon: schedule?.horizon,
                  start: start, nextTimelineEvent: nextTimelineEvent)

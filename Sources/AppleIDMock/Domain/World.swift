@@ -32,7 +32,7 @@ struct World: Sendable {
     var nextConsentID: UInt32
 
     /// Codes issued and not yet redeemed; expired ones are dropped at most once per mock second.
-    var pendingCodes: [String: AuthorizationGrant] = [:]
+    var pendingCodes = PendingCodes()
 
     /// Team transfers by `transfer_sub`.
     var transfers: [String: TransferRecord] = [:]

@@ -27,15 +27,22 @@ struct RequestLog: Sendable {
         let (debug, info, journal, committing) = (level >= .debug, level >= .info, journal, committing)
         return .deferred { [sink] request in
             let events = journal ? EventCollector() : nil
+            let outcome = Result { try EventCollector.$current.withValue(events) { try handler(request) } }
+            // What the answer depends on is committed first (a refusal too: it may depend on what
+            // another operation changed, a code it redeemed); when it cannot be, Apple's 503.
+            do throws(CommitFailure) {
+                try await committing?.awaitCommitted()
+            } catch {
+                if info { sink(Self.refused(request, path, code: "temporarily_unavailable", reason: error.description)) }
+                return Self.noted(Self.appleUnavailable(path, error),
+                                  JournalNote(error: "temporarily_unavailable", reason: error.description, events: events?.sequences ?? []))
+            }
             do {
-                var response = try EventCollector.$current.withValue(events) { try handler(request) }
-                await committing?.awaitCommitted()
+                var response = try outcome.get()
                 if debug { sink(Self.answered(request, path, response.status)) }
                 if let events { response.note = JournalNote(events: events.sequences) }
                 return response
             } catch {
-                // A refusal may depend on what another operation changed (a code it redeemed).
-                await committing?.awaitCommitted()
                 guard let refusal = Self.refusal(error) else {
                     if debug { sink(Self.answered(request, path, Self.status(error))) }
                     throw error
@@ -45,6 +52,33 @@ struct RequestLog: Sendable {
                 return Self.noted(refusal.response, JournalNote(error: refusal.code, reason: refusal.reason, events: events.sequences))
             }
         }
+    }
+
+    /// Apple's answer when the state file cannot take what an answer depends on: its error page
+    /// for the authorize page, `{"error": "temporarily_unavailable"}` for the JSON endpoints, 503.
+    static func appleUnavailable(_ path: String, _ failure: CommitFailure) -> HTTPResponse {
+        guard path != "/auth/authorize" else {
+            var refusal = AuthorizeError(code: "temporarily_unavailable", message: "The service is temporarily unavailable. Please try again later.",
+                                         field: "state", reason: failure.description)
+            refusal.rendering = .unavailable
+            return refusal.response
+        }
+        return AppleResponse.noStoreJSON(["error": "temporarily_unavailable"], status: .serviceUnavailable)
+    }
+
+    /// The control API's answer when the state file cannot take what an answer depends on: 503
+    /// with the reason (`state file: not writable (disk full)`).
+    static func controlUnavailable(_ failure: CommitFailure) -> HTTPResponse {
+        ControlResponse.error(failure.description + "; the change is kept and committed once the file takes it again", field: nil,
+                              status: .serviceUnavailable)
+    }
+
+    /// This log, with answers that wait for no commit: for `/__mock/health`, which answers at
+    /// once whatever the writer is doing (probe P2: it waited minutes behind a compaction).
+    var withoutCommitWait: RequestLog {
+        var log = self
+        log.committing = nil
+        return log
     }
 
     /// Apple's code, the reason and the answer of a refusal by Apple's endpoints (`OAuthError`,
@@ -82,14 +116,24 @@ struct RequestLog: Sendable {
             let (journal, committing) = (journal, committing)
             return .deferred { [sink] request in
                 let events = journal ? EventCollector() : nil
+                let outcome: Result<HTTPResponse, any Error>
                 do {
-                    var response = try await EventCollector.$current.withValue(events) { try await body(request) }
-                    await committing?.awaitCommitted()
+                    outcome = .success(try await EventCollector.$current.withValue(events) { try await body(request) })
+                } catch {
+                    outcome = .failure(error)
+                }
+                do throws(CommitFailure) {
+                    try await committing?.awaitCommitted()
+                } catch {
+                    if debug { sink(Self.answered(request, path, .serviceUnavailable)) }
+                    return Self.noted(Self.controlUnavailable(error), JournalNote(reason: error.description, events: events?.sequences ?? []))
+                }
+                do {
+                    var response = try outcome.get()
                     if debug { sink(Self.answered(request, path, response.status)) }
                     if let events { response.note = JournalNote(events: events.sequences) }
                     return response
                 } catch {
-                    await committing?.awaitCommitted()
                     if debug { sink(Self.answered(request, path, Self.status(error))) }
                     guard let events, let known = error as? any HTTPResponseError else { throw error }
                     // A refusal after part of the work (a reset that failed late) still names its events.

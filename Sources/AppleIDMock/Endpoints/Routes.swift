@@ -32,7 +32,8 @@ enum Routes {
         router.add(.get, "/.well-known/openid-configuration", appleLogging: requests, faults: faults, .immediate(DiscoveryEndpoint(domain: domain, site: site).handle),
                    summary: "The OpenID discovery document")
         // Control API: local, same-origin, JSON callers only (ControlGuard).
-        router.add(.get, "/__mock/health", logging: requests, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)),
+        // Health answers at once, whatever the state file's writer is doing (it names the committed signer).
+        router.add(.get, "/__mock/health", logging: requests.withoutCommitWait, control.wrap(.immediate(HealthEndpoint(domain: domain).handle)),
                    summary: "Whether the mock is up, and the signing kid")
         router.add(.get, "/__mock/openapi.json", logging: requests, control.wrap(.immediate(OpenAPIEndpoint().handle)), summary: "The OpenAPI 3.1 contract of every route")
         router.add(.post, "/__mock/id-token", logging: requests, control.wrap(.deferred(IdentityTokenEndpoint(domain: domain).handle)),

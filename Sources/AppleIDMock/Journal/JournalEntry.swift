@@ -4,7 +4,7 @@ import MiniHTTP
 /// One request the mock received, as the request journal shows it (`GET /__mock/requests`,
 /// `requests(matching:)`): who sent what, what the mock answered, why it refused, and which
 /// events it caused. The `client_secret` appears only decoded, its signature dropped; the
-/// `Authorization` header's value is not shown.
+/// `Authorization` and `Proxy-Authorization` headers' values are not shown.
 public struct JournalEntry: Sendable {
     /// Numbered in the order exchanges ended, from 1; never reused (not even after a clear).
     public let id: UInt64
@@ -59,11 +59,11 @@ public struct JournalEntry: Sendable {
     }
 
     /// The `client_id` sent: in the form, else the query, else a JSON body's top level.
-    public var clientID: String? { form?["client_id"] ?? query["client_id"] ?? jsonBodyString("client_id") }
+    public let clientID: String?
     /// The form's `grant_type`.
-    public var grantType: String? { form?["grant_type"] }
+    public let grantType: String?
 
-    init(id: UInt64, _ record: JournalRecord, route: String?) {
+    init(id: UInt64, _ record: JournalRecord) {
         self.id = id
         time = record.time
         peer = record.peer
@@ -76,7 +76,9 @@ public struct JournalEntry: Sendable {
         reason = record.note?.reason ?? record.serverReason
         events = record.note?.events ?? []
         fault = record.note?.fault
-        self.route = route
+        route = record.keys.route
+        clientID = record.keys.clientID
+        grantType = record.keys.grantType
         guard let request = record.request else {
             isControl = false
             method = nil
@@ -94,7 +96,9 @@ public struct JournalEntry: Sendable {
         query = (try? request.queryParameters()) ?? HTTPForm()
         var headers = HTTPHeaders()
         for field in request.headers {
-            headers.add(field.name, field.name.lowercased() == "authorization" ? "[not shown]" : field.value)
+            // Credentials are not shown, for the origin (the control token) or a proxy alike.
+            let name = field.name.lowercased()
+            headers.add(field.name, name == "authorization" || name == "proxy-authorization" ? "[not shown]" : field.value)
         }
         self.headers = headers
         var secret = query["client_secret"]
@@ -107,12 +111,6 @@ public struct JournalEntry: Sendable {
             body = request.body.isEmpty ? nil : String(decoding: request.body, as: UTF8.self)
         }
         clientSecret = secret.map(Self.decode)
-    }
-
-    /// A top-level string field of a JSON body.
-    private func jsonBodyString(_ name: String) -> String? {
-        guard let body, case .object(let object)? = try? JSONParser.parse(Array(body.utf8)), case .string(let value)? = object[name] else { return nil }
-        return value
     }
 
     /// `secret`'s header and claims, without verifying anything.

@@ -88,14 +88,25 @@ struct JournalRing: ~Copyable {
         return (lastID, dropped)
     }
 
-    /// Calls `body` with each kept record's id and bytes whose id is above `after`, oldest first.
-    func forEach(after: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) -> Void) {
+    /// Calls `body` with each kept record's id and bytes whose id is above `after`, oldest first,
+    /// while it returns true.
+    func forEach(after: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) -> Bool) {
         guard let bytes, count > 0 else { return }
         let first = firstID
         let skip = after >= first ? Int(min(after - first + 1, UInt64(count))) : 0
         for index in skip..<count {
             let slot = slots[(start + index) % slots.count]
-            body(first + UInt64(index), UnsafeRawBufferPointer(start: bytes + slot.offset, count: slot.length))
+            guard body(first + UInt64(index), UnsafeRawBufferPointer(start: bytes + slot.offset, count: slot.length)) else { return }
+        }
+    }
+
+    /// Calls `body` with each kept record's id and bytes, newest first, while it returns true.
+    func forEachNewestFirst(_ body: (UInt64, UnsafeRawBufferPointer) -> Bool) {
+        guard let bytes, count > 0 else { return }
+        let first = firstID
+        for index in stride(from: count - 1, through: 0, by: -1) {
+            let slot = slots[(start + index) % slots.count]
+            guard body(first + UInt64(index), UnsafeRawBufferPointer(start: bytes + slot.offset, count: slot.length)) else { return }
         }
     }
 

@@ -18,6 +18,9 @@ public struct RequestFilter: Sendable, Equatable {
     public var control: Bool?
     /// Only entries with a larger id.
     public var after: UInt64 = 0
+    /// Leaves out the dashboard's own requests (its page, script, style sheet, data and marked
+    /// long polls): what the dashboard's requests section shows.
+    var leavesOutDashboard = false
 
     /// A status to match: one code, or a class.
     public enum StatusMatch: Sendable, Equatable {
@@ -76,9 +79,28 @@ public struct RequestFilter: Sendable, Equatable {
         }
     }
 
+    /// Whether the record with `keys` passes, read from its bytes: what the journal's reads
+    /// filter with, deciding as `matches(_:)` does on the entry the record decodes to.
+    func matches(_ keys: JournalRecord.KeyView, id: UInt64) -> Bool {
+        func equal(_ value: String, _ bytes: UnsafeRawBufferPointer?) -> Bool {
+            guard let bytes else { return false }
+            return value.utf8.elementsEqual(bytes)
+        }
+        if id <= after { return false }
+        if let method, !equal(method.rawValue, keys.method) { return false }
+        if let path, !equal(path, keys.path) && !equal(path, keys.route) { return false }
+        if let control, keys.isControl != control { return false }
+        if let status { guard keys.status != 0, status.matches(Int(keys.status)) else { return false } }
+        if let clientID, !equal(clientID, keys.clientID) { return false }
+        if let grantType, !equal(grantType, keys.grantType) { return false }
+        if leavesOutDashboard && keys.isDashboard { return false }
+        return true
+    }
+
     /// Whether `entry` passes.
     public func matches(_ entry: JournalEntry) -> Bool {
         if entry.id <= after { return false }
+        if leavesOutDashboard && DashboardSnapshot.isOwn(entry) { return false }
         if let method, entry.method != method { return false }
         if let path, entry.path != path && entry.route != path { return false }
         if let control, entry.isControl != control { return false }

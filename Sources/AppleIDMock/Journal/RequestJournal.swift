@@ -25,7 +25,15 @@ final class RequestJournal: HTTPExchangeObserver {
     /// Finds the route a request took, once the table exists (it is built over this journal).
     /// Its names only: the table's routes hold this journal, so holding the table would keep
     /// every stopped mock alive.
-    private let routes = Mutex<RouteNames?>(nil)
+    private let routes = AtomicLazyReference<RouteNamesBox>()
+
+    /// The route table's names, set once (`attach`) and read at every exchange without a lock.
+    private final class RouteNamesBox: Sendable {
+        let names: RouteNames
+        init(_ names: RouteNames) { self.names = names }
+    }
+    /// Records looked at by reads since start (their keys read in place).
+    private let examinedCount = Atomic<Int>(0)
 
     init(capacity: Int, realTime: @escaping @Sendable () -> Double) {
         self.capacity = max(1, capacity)
@@ -35,16 +43,17 @@ final class RequestJournal: HTTPExchangeObserver {
 
     /// Lets entries name the route that took them.
     func attach(_ table: RouteTable) {
-        routes.withLock { $0 = table.names }
+        _ = routes.storeIfNil(RouteNamesBox(table.names))
     }
 
     // MARK: - Recording
 
     func observe(_ exchange: consuming HTTPExchange) {
         if let path = exchange.request?.path, path.utf8.starts(with: Self.ownPrefix.utf8) { return }
-        // Sized outside the lock; inside it the record's bytes are written into the ring, which
-        // allocates nothing and frees nothing (the oldest's bytes are simply written over).
-        let plan = JournalRecord.Plan(exchange)
+        // Sized outside the lock, and what filters read worked out there too; inside it the
+        // record's bytes are written into the ring, which allocates nothing and frees nothing
+        // (the oldest's bytes are simply written over).
+        let plan = JournalRecord.Plan(exchange, routes: routes.load()?.names)
         let time = realTime()
         _ = ring.withLock { ring in
             ring.append(length: plan.length) { base in JournalRecord.encode(exchange, time: time, plan: plan, into: base) }
@@ -54,50 +63,108 @@ final class RequestJournal: HTTPExchangeObserver {
 
     // MARK: - Reading
 
-    /// The kept entries matching `filter`, oldest first, at most `limit`; and how many entries
-    /// after `filter.after` are no longer kept (matching or not: they cannot be looked at).
-    func entries(matching filter: RequestFilter, limit: Int = .max) -> (entries: [JournalEntry], missed: UInt64) {
-        // The bytes are copied out under the lock and decoded after it.
-        let (copied, spans, firstKept) = ring.withLock { ring -> ([UInt8], [(id: UInt64, range: Range<Int>)], UInt64) in
-            var copied: [UInt8] = []
-            var spans: [(id: UInt64, range: Range<Int>)] = []
-            ring.forEach(after: filter.after) { id, bytes in
-                spans.append((id, copied.count..<copied.count + bytes.count))
-                copied.append(contentsOf: bytes)
-            }
-            return (copied, spans, ring.firstID)
-        }
-        let records: [(UInt64, JournalRecord)] = copied.withUnsafeBytes { buffer in
-            spans.compactMap { span in JournalRecord(decoding: UnsafeRawBufferPointer(rebasing: buffer[span.range])).map { (span.id, $0) } }
-        }
-        let table = routes.withLock { $0 }
-        var entries: [JournalEntry] = []
-        for (id, record) in records {
-            let entry = JournalEntry(id: id, record, route: record.request.flatMap { table?.route($0.method, $0.path) })
-            guard filter.matches(entry) else { continue }
-            entries.append(entry)
-            if entries.count == limit { break }
-        }
-        // Written so that no `after` a caller sends can overflow (after may be UInt64.max).
-        let missed = firstKept > 0 && filter.after < firstKept - 1 ? firstKept - 1 - filter.after : 0
-        return (entries, missed)
+    /// Bytes of kept records one page of `GET /__mock/requests` decodes at most (at least one
+    /// entry): what one read holds stays bounded whatever the entries weigh.
+    static let pageBytes = 4 * 1024 * 1024
+
+    /// The kept entries matching `filter`, oldest first, at most `limit`, and no more once
+    /// `byteLimit` bytes of records are taken (the first always is); and how many entries after
+    /// `filter.after` are no longer kept (matching or not: they cannot be looked at). Filtering
+    /// reads each record's keys in place under the lock; only the matches are copied out and
+    /// decoded, after it.
+    func entries(matching filter: RequestFilter, limit: Int = .max, byteLimit: Int = .max) -> (entries: [JournalEntry], missed: UInt64) {
+        let scan = scan(filter, limit: limit, byteLimit: byteLimit)
+        return (scan.entries, scan.missed)
     }
 
-    /// Waits up to `seconds` for an entry matching `filter`; answers what `entries` would.
-    func awaitEntries(matching filter: RequestFilter, limit: Int, seconds: Double) async -> (entries: [JournalEntry], missed: UInt64) {
+    /// What one look through the journal found, and the newest id it looked at.
+    private struct Scan {
+        var entries: [JournalEntry]
+        var missed: UInt64
+        var through: UInt64
+    }
+
+    private func scan(_ filter: RequestFilter, limit: Int, byteLimit: Int) -> Scan {
+        let (copied, spans, firstKept, through) = ring.withLock { ring -> ([UInt8], [(id: UInt64, range: Range<Int>)], UInt64, UInt64) in
+            var copied: [UInt8] = []
+            var spans: [(id: UInt64, range: Range<Int>)] = []
+            var through = filter.after
+            ring.forEach(after: filter.after) { id, bytes in
+                through = id
+                guard let keys = JournalRecord.keys(of: bytes), filter.matches(keys, id: id) else { return true }
+                spans.append((id, copied.count..<copied.count + bytes.count))
+                copied.append(contentsOf: bytes)
+                return spans.count < limit && copied.count < byteLimit
+            }
+            examinedCount.add(Int(clamping: through &- filter.after), ordering: .relaxed)
+            return (copied, spans, ring.firstID, through)
+        }
+        let entries = Self.decode(copied, spans)
+        // Written so that no `after` a caller sends can overflow (after may be UInt64.max).
+        let missed = firstKept > 0 && filter.after < firstKept - 1 ? firstKept - 1 - filter.after : 0
+        return Scan(entries: entries, missed: missed, through: through)
+    }
+
+    /// The records at `spans` of `copied`, decoded.
+    private static func decode(_ copied: [UInt8], _ spans: [(id: UInt64, range: Range<Int>)]) -> [JournalEntry] {
+        copied.withUnsafeBytes { buffer in
+            spans.compactMap { span in
+                JournalRecord(decoding: UnsafeRawBufferPointer(rebasing: buffer[span.range])).map { JournalEntry(id: span.id, $0) }
+            }
+        }
+    }
+
+    /// The newest kept entries matching `filter`, newest first: at most `limit`, looking through
+    /// at most `scanLimit` entries from the newest back. Also how many it looked through, and
+    /// whether that was every kept entry.
+    func newest(matching filter: RequestFilter, limit: Int, scanLimit: Int) -> (entries: [JournalEntry], scanned: Int, complete: Bool) {
+        let (copied, spans, scanned, complete) = ring.withLock { ring -> ([UInt8], [(id: UInt64, range: Range<Int>)], Int, Bool) in
+            var copied: [UInt8] = []
+            var spans: [(id: UInt64, range: Range<Int>)] = []
+            var scanned = 0
+            ring.forEachNewestFirst { id, bytes in
+                guard scanned < scanLimit else { return false }
+                scanned += 1
+                if let keys = JournalRecord.keys(of: bytes), filter.matches(keys, id: id) {
+                    spans.append((id, copied.count..<copied.count + bytes.count))
+                    copied.append(contentsOf: bytes)
+                }
+                return spans.count < limit
+            }
+            return (copied, spans, scanned, scanned == ring.count)
+        }
+        return (Self.decode(copied, spans), scanned, complete)
+    }
+
+    /// Waits up to `seconds` for an entry matching `filter`; answers what `entries` would. Each
+    /// look after the first goes through only the entries that came since the one before: a
+    /// long poll whose filter matches nothing costs nothing per request it lets pass (probe P4:
+    /// twenty such polls re-read the whole journal at every request, both cores and 17 times
+    /// slower token exchanges).
+    func awaitEntries(matching filter: RequestFilter, limit: Int, seconds: Double, byteLimit: Int = .max) async -> (entries: [JournalEntry], missed: UInt64) {
         let deadline = realTime() + seconds
+        var cursor = filter
         while true {
             let seen = lastID
-            let page = entries(matching: filter, limit: limit)
+            let page = scan(cursor, limit: limit, byteLimit: byteLimit)
             let left = deadline - realTime()
-            if !page.entries.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled || waiters.isReleased { return page }
+            if !page.entries.isEmpty || page.missed > 0 || left <= 0 || Task.isCancelled || waiters.isReleased { return (page.entries, page.missed) }
+            cursor.after = max(cursor.after, page.through)
             await waiters.sleep(seconds: left) { lastID != seen }
         }
     }
 
-    /// How many kept entries match `filter`.
+    /// How many kept entries match `filter`: counted on the records' keys in place, nothing
+    /// copied or decoded.
     func count(matching filter: RequestFilter) -> Int {
-        entries(matching: filter).entries.count
+        ring.withLock { ring in
+            var count = 0
+            ring.forEach(after: filter.after) { id, bytes in
+                if let keys = JournalRecord.keys(of: bytes), filter.matches(keys, id: id) { count += 1 }
+                return true
+            }
+            return count
+        }
     }
 
     /// Forgets every entry; ids go on from where they were. Returns how many were forgotten.
@@ -109,6 +176,9 @@ final class RequestJournal: HTTPExchangeObserver {
             return cleared
         }
     }
+
+    /// Records reads have looked at since start: what a long poll's looks cost.
+    var examined: Int { examinedCount.load(ordering: .relaxed) }
 
     /// Long polls asleep now.
     var waitingReaders: Int { waiters.count }

@@ -29,14 +29,20 @@ struct DueQueue {
         let last = heap.removeLast()
         guard !heap.isEmpty else { return first }
         heap[0] = last
-        var parent = 0
+        siftDown(from: 0)
+        return first
+    }
+
+    /// Moves the entry at `index` down to where its children are no earlier.
+    private mutating func siftDown(from index: Int) {
+        var parent = index
         while true {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
             if left < heap.count && Self.before(heap[left], heap[smallest]) { smallest = left }
             if right < heap.count && Self.before(heap[right], heap[smallest]) { smallest = right }
-            guard smallest != parent else { return first }
+            guard smallest != parent else { return }
             heap.swapAt(parent, smallest)
             parent = smallest
         }
@@ -44,6 +50,16 @@ struct DueQueue {
 
     /// Forgets every entry.
     mutating func removeAll() { heap.removeAll() }
+
+    /// Holds exactly `entries` (stale ones dropped by the caller), in O(n).
+    mutating func rebuild(_ entries: some Sequence<(dueAt: Double, id: UInt64)>) {
+        heap = Array(entries)
+        var parent = heap.count / 2 - 1
+        while parent >= 0 {
+            siftDown(from: parent)
+            parent -= 1
+        }
+    }
 
     /// Earlier due time first; the older record first among equals.
     private static func before(_ a: (dueAt: Double, id: UInt64), _ b: (dueAt: Double, id: UInt64)) -> Bool {

@@ -16,6 +16,8 @@ public final class NotificationDeliverer: Sendable {
         var start = 0
         /// Pending records by due time: taking the next is O(log n), not a scan of the log.
         var due = DueQueue()
+        /// Settled records by id: a full log finds its oldest in O(log n) (`settle`).
+        var settled = SettledQueue()
         var nextID: UInt64 = 1
         var running = true
         /// The mock is stopping: readers of `await` answer at once with what there is.
@@ -66,10 +68,26 @@ public final class NotificationDeliverer: Sendable {
             let found = firstIndex(above: id &- 1, \.id)
             return found < records.count && records[found].id == id ? found : nil
         }
+
+        /// Ends delivery of the pending record at `index` with `outcome`: the one way a record
+        /// in the log settles, so `settled` knows every settled record.
+        mutating func settle(_ index: Int, as outcome: NotificationRecord.Outcome) {
+            records[index].outcome = outcome
+            settled.insert(records[index].id)
+        }
+
+        /// The index of the oldest live settled record, stale entries of `settled` dropped on the way.
+        mutating func oldestSettled() -> Int? {
+            while let id = settled.first {
+                if let found = index(of: id), records[found].isSettled { return found }
+                settled.removeFirst()
+            }
+            return nil
+        }
     }
 
     /// How many dropped records gather at the front before they are cut off at once.
-    private static let compactionBatch = 1024
+    static let compactionBatch = 1024
 
     /// Most records kept; the oldest settled ones go first.
     public static let logCapacity = 10_000
@@ -141,6 +159,7 @@ public final class NotificationDeliverer: Sendable {
         state.withLock { state in
             state.records = state.live.filter { !$0.isSettled }
             state.start = 0
+            state.settled.removeAll()
             if state.persisting { state.cleared = true }
         }
         mockState.noteUncommittedChange()
@@ -165,7 +184,7 @@ public final class NotificationDeliverer: Sendable {
         state.due.removeAll()
         var count = 0
         for index in state.live.indices where state.records[index].outcome == .pending {
-            state.records[index].outcome = .abandoned
+            state.settle(index, as: .abandoned)
             if state.persisting { state.dirty.insert(state.records[index].id) }
             count += 1
         }
@@ -252,6 +271,7 @@ public final class NotificationDeliverer: Sendable {
             state.cursor = stored.cursor
             state.takenCursor = stored.cursor
             state.nextID = max(stored.nextID, (state.records.last?.id ?? 0) + 1)
+            state.settled.rebuild(ascending: state.records.lazy.filter(\.isSettled).map(\.id))
             var pending = 0
             for index in state.records.indices where state.records[index].outcome == .pending {
                 // On the wire when the mock died (due at infinity while in flight): due now.
@@ -399,26 +419,43 @@ public final class NotificationDeliverer: Sendable {
         state.nextID += 1
         if state.persisting { state.dirty.insert(record.id) }
         state.records.append(record)
-        if record.outcome == .pending { state.due.insert(dueAt: record.dueAt, id: record.id) }
+        if record.outcome == .pending { state.due.insert(dueAt: record.dueAt, id: record.id) } else { state.settled.insert(record.id) }
         guard state.records.count - state.start > Self.logCapacity else { return }
         // The oldest settled record goes; it is nearly always the oldest of all, which leaves by
         // moving `start` (a pending one in front is stepped over and removed from the middle).
         if state.records[state.start].isSettled {
             state.start += 1
-            if state.start >= Self.compactionBatch {
-                state.records.removeFirst(state.start)
-                state.start = 0
-            }
-        } else if let oldest = state.live.firstIndex(where: \.isSettled) {
+        } else if let oldest = state.oldestSettled() {
             if state.persisting { state.removed.append(state.records[oldest].id) }
             state.records.remove(at: oldest)
         } else {
             // Every record is still undelivered (a receiver that never answers): the oldest
             // leaves undelivered and is counted, so the log's bound holds for pending records
-            // too (probe finding N6); its entry in the due queue goes stale.
+            // too (probe finding N6).
             state.start += 1
             state.droppedPending += 1
         }
+        // What left by `start` is freed in batches, whichever way it left (probe P5: a log of
+        // undelivered records moved `start` but kept every record, 0.47 KB an event, for as long
+        // as the receiver stayed silent), with every structure that indexes it.
+        if state.start >= Self.compactionBatch {
+            state.records.removeFirst(state.start)
+            state.start = 0
+            if let first = state.records.first?.id { state.held.removeAll { $0 < first } }
+        }
+        // The due queue keeps an entry per scheduled attempt until a worker pops it; while the
+        // workers wait on a silent receiver, entries of records that left pile up: rebuilt from
+        // the live pending records once they outnumber them twice over.
+        if state.due.count > 2 * Self.logCapacity {
+            state.due.rebuild(state.live.lazy.filter { $0.outcome == .pending && $0.dueAt.isFinite }.map { ($0.dueAt, $0.id) })
+        }
+        if state.settled.count > 2 * Self.logCapacity { state.settled.rebuild(ascending: state.live.lazy.filter(\.isSettled).map(\.id)) }
+    }
+
+    /// Records the log holds in memory (live ones and those waiting to be cut off), and entries
+    /// in the due queue: what the log's bound bounds.
+    var retained: (records: Int, dueEntries: Int) {
+        state.withLock { ($0.records.count, $0.due.count) }
     }
 
     /// Undelivered notifications pushed out of a log full of undelivered ones, since start.
@@ -504,9 +541,9 @@ public final class NotificationDeliverer: Sendable {
             guard state.records[index].outcome == .pending else { return state.draining ? Self.takeWaiters(&state) : [] }
             let tries = state.records[index].attempts.count
             if let status = result.status, (200..<300).contains(status) {
-                state.records[index].outcome = .delivered
+                state.settle(index, as: .delivered)
             } else if tries > retryDelays.count || !state.running || !state.records[index].retries {
-                state.records[index].outcome = state.running ? .failed : .abandoned
+                state.settle(index, as: state.running ? .failed : .abandoned)
             } else {
                 state.records[index].dueAt = realTime() + Double(retryDelays[tries - 1])
                 state.due.insert(dueAt: state.records[index].dueAt, id: record.id)
@@ -561,7 +598,7 @@ public final class NotificationDeliverer: Sendable {
             var left: [NotificationRecord] = []
             state.due.removeAll()
             for index in state.live.indices where state.records[index].outcome == .pending {
-                state.records[index].outcome = .abandoned
+                state.settle(index, as: .abandoned)
                 if state.persisting { state.abandonedByStop.insert(state.records[index].id) }
                 left.append(state.records[index])
             }

@@ -118,7 +118,7 @@ public struct NotificationRecord: Sendable {
     public var json: JSONObject {
         let claims = self.claims
         var object = JSONObject()
-        object["id"] = .int(Int64(id))
+        object["id"] = .int(Int64(clamping: id))
         object["event"] = .object(PendingNotification.event(claims))
         object["type"] = .string(type)
         object["user"] = .string(userID)
@@ -127,7 +127,7 @@ public struct NotificationRecord: Sendable {
         object["claims"] = .object(claims)
         object["attempts"] = .array(attempts.map { attempt in
             var entry = JSONObject()
-            entry["at"] = .string(RFC3339.format(Int64(attempt.at.rounded(.down))))
+            entry["at"] = .string(RFC3339.format(Int64(seconds: attempt.at)))
             entry["status"] = attempt.status.map { .int(Int64($0)) } ?? .null
             entry["error"] = attempt.error.map(JSONValue.string) ?? .null
             return .object(entry)

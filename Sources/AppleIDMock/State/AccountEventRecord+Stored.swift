@@ -24,10 +24,10 @@ extension AccountEventRecord: StoredCodable {
         var reader = try StoredReader(stored, path: path)
         self.init(type: try reader.choice("type", AccountEventType.allCases), userID: try reader.string("user_id"),
                   teamID: try reader.string("team_id"), groupID: try reader.string("group_id"), subject: try reader.string("subject"),
-                  eventTime: try reader.int64("event_time"), at: try reader.int64("at"), email: try reader.optionalString("email"),
+                  eventTime: try reader.int64("event_time", in: StoredRange.milliseconds), at: try reader.int64("at", in: StoredRange.seconds), email: try reader.optionalString("email"),
                   notificationID: try reader.string("notification_id"),
                   signingKeyID: try reader.optionalString("signing_key_id") { ScenarioRules.isKeyID($0) ? nil : ScenarioRules.keyIDExpectation },
-                  timelineIndex: try reader.optionalInt("timeline_index", in: 0...Int.max))
+                  timelineIndex: try reader.optionalInt("timeline_index", in: 0...Int(StoredRange.counts.upperBound)))
         try reader.finish()
     }
 }

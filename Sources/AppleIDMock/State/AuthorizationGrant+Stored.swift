@@ -27,8 +27,8 @@ extension AuthorizationGrant: StoredCodable {
         self.init(clientID: try reader.string("client_id"), redirectURI: try reader.optionalString("redirect_uri"),
                   consentID: try reader.uint32("consent_id"), teamID: try reader.string("team_id"), userID: try reader.string("user_id"),
                   nonce: try reader.optionalString("nonce"), codeChallenge: try reader.optionalString("code_challenge"),
-                  codeChallengeMethod: try reader.optionalString("code_challenge_method"), authTime: try reader.int64("auth_time"),
-                  expiresAt: try reader.int64("expires_at"), flow: try reader.choice("flow", ["web": Flow.web, "native": Flow.native]),
+                  codeChallengeMethod: try reader.optionalString("code_challenge_method"), authTime: try reader.int64("auth_time", in: StoredRange.seconds),
+                  expiresAt: try reader.int64("expires_at", in: StoredRange.seconds), flow: try reader.choice("flow", ["web": Flow.web, "native": Flow.native]),
                   isFirstAuthorization: try reader.bool("first_authorization"), defect: try reader.optionalChoice("defect", TokenDefect.allCases))
         try reader.finish()
     }

@@ -20,7 +20,7 @@ extension ConsentGrant: StoredCodable {
         var reader = try StoredReader(stored, path: path)
         self.init(userID: try reader.string("user_id"), teamID: try reader.string("team_id"), groupID: try reader.string("group_id"),
                   consentID: try reader.uint32("consent_id"), scopes: try reader.stringSet("scopes"), hideEmail: try reader.bool("hide_email"),
-                  relayAddress: try reader.optionalString("relay_address"), at: try reader.int64("at"))
+                  relayAddress: try reader.optionalString("relay_address"), at: try reader.int64("at", in: StoredRange.seconds))
         try reader.finish()
     }
 }

@@ -89,20 +89,20 @@ extension DomainEvent: StoredCodable {
             self = .codeRedeemed(code: try reader.string("code"), clientID: try reader.string("client_id"), userID: try reader.string("user_id"),
                                  consentID: try reader.uint32("consent_id"))
         case "codes-expired":
-            self = .codesExpired(at: try reader.int64("at"), count: try reader.int("count", in: 0...Int.max))
+            self = .codesExpired(at: try reader.int64("at", in: StoredRange.seconds), count: try reader.int("count", in: 0...Int(StoredRange.counts.upperBound)))
         case "tokens-issued":
             self = .tokensIssued(grantType: try reader.string("grant_type"), clientID: try reader.string("client_id"),
                                  userID: try reader.optionalString("user_id"), consentID: try reader.uint32("consent_id"))
         case "key-published":
-            self = .keyPublished(key: try reader.decode("key"), at: try reader.int64("at"), step: try reader.optionalInt64("step"))
+            self = .keyPublished(key: try reader.decode("key"), at: try reader.int64("at", in: StoredRange.seconds), step: try reader.optionalInt64("step", in: StoredRange.counts))
         case "key-activated":
-            self = .keyActivated(kid: try reader.string("kid", check: kid), at: try reader.int64("at"))
+            self = .keyActivated(kid: try reader.string("kid", check: kid), at: try reader.int64("at", in: StoredRange.seconds))
         case "key-retired":
-            self = .keyRetired(kid: try reader.string("kid", check: kid), at: try reader.int64("at"), step: try reader.optionalInt64("step"))
+            self = .keyRetired(kid: try reader.string("kid", check: kid), at: try reader.int64("at", in: StoredRange.seconds), step: try reader.optionalInt64("step", in: StoredRange.counts))
         case "key-schedule-advanced":
-            self = .keyScheduleAdvanced(at: try reader.int64("at"))
+            self = .keyScheduleAdvanced(at: try reader.int64("at", in: StoredRange.seconds))
         case "clock-changed":
-            self = .clockChanged(clock: try reader.decode("clock"), now: try reader.int64("now"))
+            self = .clockChanged(clock: try reader.decode("clock"), now: try reader.int64("now", in: StoredRange.seconds))
         case "user-added":
             self = .userAdded(try reader.decode("added_user"))
         case "transfer-started":
@@ -114,7 +114,7 @@ extension DomainEvent: StoredCodable {
         case "account-event":
             self = .accountEvent(try reader.decode("account_event"))
         case "timeline-event-refused":
-            self = .timelineEventRefused(index: try reader.int("index", in: 0...Int.max), message: try reader.string("message"))
+            self = .timelineEventRefused(index: try reader.int("index", in: 0...Int(StoredRange.counts.upperBound)), message: try reader.string("message"))
         case "reset":
             self = .reset(try reader.decode("reset"))
         case "fault-fired":

@@ -9,16 +9,13 @@ extension MockClock: StoredCodable {
         return .object(object)
     }
 
-    /// Reads `stored`: a finite offset; a frozen instant within `MockClock.representable`, as
-    /// the clock itself refuses to move outside it.
+    /// Reads `stored`: an offset within `StoredRange.offsets`; a frozen instant within
+    /// `MockClock.representable`, as the clock itself refuses to move outside it.
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
-        let offset = try reader.double("offset")
-        let frozenAt = try reader.optionalDouble("frozen_at")
+        let offset = try reader.double("offset", in: StoredRange.offsets)
         let range = Self.representable
-        if let frozenAt, !(Double(range.lowerBound) <= frozenAt && frozenAt <= Double(range.upperBound)) {
-            throw reader.error("frozen_at", "expected a number from \(range.lowerBound) to \(range.upperBound) or null")
-        }
+        let frozenAt = try reader.optionalDouble("frozen_at", in: Double(range.lowerBound)...Double(range.upperBound))
         try reader.finish()
         self.init(offset: offset, frozenAt: frozenAt)
     }

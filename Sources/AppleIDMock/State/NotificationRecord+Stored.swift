@@ -27,11 +27,11 @@ extension NotificationRecord: StoredCodable {
     /// Reads `stored`.
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
-        self.init(id: try reader.uint64("id"), type: try reader.string("type"), userID: try reader.string("user_id"),
-                  sequence: try reader.uint64("sequence"), url: try reader.optionalString("url"), unsigned: try Self.payload(&reader),
+        self.init(id: UInt64(try reader.int64("id", in: StoredRange.counters)), type: try reader.string("type"), userID: try reader.string("user_id"),
+                  sequence: UInt64(try reader.int64("sequence", in: StoredRange.counters)), url: try reader.optionalString("url"), unsigned: try Self.payload(&reader),
                   keyID: try reader.optionalString("key_id") { ScenarioRules.isKeyID($0) ? nil : ScenarioRules.keyIDExpectation },
                   jwt: try reader.optionalString("jwt"), attempts: try reader.decodeArray("attempts"),
-                  outcome: try reader.choice("outcome", Self.outcomes), dueAt: try reader.double("due_at", infinite: true),
+                  outcome: try reader.choice("outcome", Self.outcomes), dueAt: try reader.double("due_at", in: StoredRange.instants, infinite: true),
                   fault: try reader.optionalString("fault"))
         try reader.finish()
     }
@@ -71,7 +71,7 @@ extension NotificationRecord.Attempt: StoredCodable {
     /// Reads `stored`: a status has three digits at most.
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
-        self.init(at: try reader.double("at"), status: try reader.optionalInt("status", in: 0...999), error: try reader.optionalString("error"))
+        self.init(at: try reader.double("at", in: StoredRange.instants), status: try reader.optionalInt("status", in: 0...999), error: try reader.optionalString("error"))
         try reader.finish()
     }
 }

@@ -14,7 +14,7 @@ extension ResetRecord: StoredCodable {
     /// Reads `stored`: the MAC secret is 32 bytes, as every reset draws.
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
-        self.init(clock: try reader.decode("clock"), now: try reader.int64("now"), secret: try reader.bytes("secret", count: 32...32),
+        self.init(clock: try reader.decode("clock"), now: try reader.int64("now", in: StoredRange.seconds), secret: try reader.bytes("secret", count: 32...32),
                   firstConsentID: try reader.uint32("first_consent_id"))
         try reader.finish()
     }

@@ -167,6 +167,10 @@ final class SQLiteStatement {
         guard code == SQLITE_OK else { throw database.error(code, "bind") }
     }
 
+    /// Virtual-machine steps this statement has run since it was prepared: what its work is,
+    /// counted the same on every machine.
+    var steps: Int64 { Int64(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 0)) }
+
     /// Column `index` of the current row as an integer.
     func integer(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import JOSE
 
 /// `appleid-mock state show|export|import`: a state file looked at, saved as JSON a person can
@@ -49,7 +50,7 @@ public enum StateArchive {
 
     /// Whole seconds with a sign: `+86400`, `-30`, `+0`.
     private static func signed(_ seconds: Double) -> String {
-        let whole = seconds.isFinite ? Int64(max(-1e15, min(1e15, seconds.rounded()))) : 0
+        let whole = Int64(seconds: seconds, rounding: .toNearestOrAwayFromZero)
         return whole < 0 ? "\(whole)" : "+\(whole)"
     }
 
@@ -81,81 +82,51 @@ public enum StateArchive {
         return JSONWriter.pretty(.object(archive))
     }
 
+    /// Events decoded and written per transaction by `importing`.
+    static let importChunk = 1000
+
     /// Makes the state file `path`, which must not exist, from an archive `export` wrote (or a
-    /// person edited). Everything is checked before the file is made; an error names the JSON
-    /// path at fault. Returns how many events it holds.
+    /// person edited). Everything is checked before the file is made, and an error names the JSON
+    /// path at fault: every field's type and range (`StoredRange`: no value the mock could not
+    /// have written, probe P1), and that the mock's own operations could have produced the state
+    /// (`World.refusal(of:)`, replayed event by event: probe P7). The document is read one
+    /// member, one event, at a time (`JSONSlices`), twice — to check, then to write in chunks —
+    /// so what it holds at once is the bytes, the replayed world and one chunk, never the whole
+    /// tree. Returns how many events it holds.
     @discardableResult
     public static func importing(_ bytes: [UInt8], into path: String) throws(Failure) -> Int {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw Failure(description: "state file \(path) exists; remove it or name a new file (import never writes over a state)")
         }
-        let json: JSONValue
+        let document = try ImportDocument(bytes)
+        let file: StateFile
         do {
-            json = try JSONParser.parse(bytes)
-        } catch {
-            throw Failure(description: "not JSON: \(error)")
-        }
-        guard case .object(let archive) = json else { throw Failure(description: "$: expected an object") }
-        guard archive["format"] == .string(format) else { throw Failure(description: "format: expected \"\(format)\"") }
-        guard case .int(let version)? = archive["version"], (1...StateFile.schemaVersion).contains(version) else {
-            throw Failure(description: "version: expected 1 to \(StateFile.schemaVersion)")
-        }
-        guard let scenarioJSON = archive["scenario"], case .object = scenarioJSON else { throw Failure(description: "scenario: expected an object") }
-        let scenario: Scenario
-        do {
-            scenario = try Scenario.load(json: JSONWriter.compact(scenarioJSON))
-        } catch {
-            throw Failure(description: "scenario: \(error)")
-        }
-        do {
-            let genesis = try StateGenesis(stored: archive["genesis"] ?? .null, path: "genesis")
-            var batch = StateBatch()
-            if let random = archive["random"], random != .null { batch.random = try SeededRandom.Position(stored: random, path: "random") }
-            if let order = archive["jwks_order"], order != .null { batch.keyOrder = try SeededRandom.Position(stored: order, path: "jwks_order") }
-            guard case .array(let events)? = archive["events"] else { throw StoredStateError(path: "events", message: "expected an array") }
-            var last: UInt64 = 0
-            for (index, entry) in events.enumerated() {
-                let place = "events[\(index)]"
-                guard case .object(let object) = entry else { throw StoredStateError(path: place, message: "expected an object") }
-                guard case .int(let sequence)? = object["sequence"], sequence > 0, UInt64(sequence) > last else {
-                    throw StoredStateError(path: place + ".sequence", message: "expected an integer above the previous event's (\(last))")
-                }
-                let at: Double
-                switch object["at"] {
-                case .double(let value)? where value.isFinite: at = value
-                case .int(let value)?: at = Double(value)
-                default: throw StoredStateError(path: place + ".at", message: "expected a number of seconds")
-                }
-                let event = try DomainEvent(stored: object["event"] ?? .null, path: place + ".event")
-                batch.events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
-                last = UInt64(sequence)
-            }
-            guard case .object(let notifications)? = archive["notifications"] else {
-                throw StoredStateError(path: "notifications", message: "expected an object")
-            }
-            guard case .int(let cursor)? = notifications["cursor"], cursor >= 0 else {
-                throw StoredStateError(path: "notifications.cursor", message: "expected an integer of 0 or more")
-            }
-            guard case .int(let nextID)? = notifications["next_id"], nextID >= 1 else {
-                throw StoredStateError(path: "notifications.next_id", message: "expected an integer of 1 or more")
-            }
-            guard case .array(let records)? = notifications["records"] else {
-                throw StoredStateError(path: "notifications.records", message: "expected an array")
-            }
-            var changes = NotificationChanges(replaceAll: true, firstLiveID: 1, cursor: UInt64(cursor), nextID: UInt64(nextID))
-            for (index, record) in records.enumerated() {
-                changes.records.append(try NotificationRecord(stored: record, path: "notifications.records[\(index)]"))
-            }
-            batch.notifications = changes
-            let file = try StateFile(path: path, scenarioJSON: scenario.prettyJSON)
-            try file.writeGenesis(genesis)
-            try file.write(batch)
-            return batch.events.count
-        } catch let error as Failure {
-            throw error
+            file = try StateFile(path: path, scenarioJSON: document.scenario.prettyJSON)
         } catch {
             throw Failure(description: "\(error)")
         }
+        do {
+            try file.writeGenesis(document.genesis)
+            var batch = StateBatch()
+            for index in document.events.indices {
+                batch.events.append(try document.event(index))
+                if batch.events.count == Self.importChunk {
+                    try file.write(batch)
+                    batch = StateBatch()
+                }
+            }
+            batch.random = document.random
+            batch.keyOrder = document.keyOrder
+            batch.notifications = document.notifications
+            try file.write(batch)
+            file.close()
+        } catch {
+            // Checked already: only the disk can fail here. Nothing half-made is left behind.
+            file.close()
+            for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+            throw Failure(description: "state file \(path): \(error)")
+        }
+        return document.events.count
     }
 
     /// Opens `path` to read (holding its lock), with the scenario it belongs to.

@@ -9,16 +9,25 @@ import JOSE
 /// cursor. It is written, never queried, while the mock runs: the writer commits batches, and
 /// reads happen once, at start.
 ///
-/// One mock holds a file at a time: the connection keeps an exclusive lock from its first write
-/// until it closes, so a second mock (or `state` command) on the same file is refused at once.
+/// One mock holds a file at a time: a `StateFileLock` taken before SQLite opens the file, and the
+/// connection's exclusive lock from its first write until it closes, so a second mock (or
+/// `state` command) on the same file is refused at once, and of two starting at the same moment
+/// exactly one serves.
 final class StateFile: @unchecked Sendable {
     /// The schema this build writes and the newest it reads.
     static let schemaVersion: Int64 = 1
     /// `PRAGMA application_id`: "AIDM", so another program's SQLite file is told apart.
     static let applicationID: Int64 = 0x4149_444D
     /// The newest events are kept whole for the event feed; older ones that no later state needs
-    /// are dropped (see `compact`).
+    /// are dropped (see `compactStep`).
     static let keptEvents: Int64 = 10_000
+    /// Events one compaction step looks through: a step is its own short transaction, between
+    /// the writer's commits, never inside one (probe P2: a compaction in the writer's transaction
+    /// held every commit, health's included, for 19 s at 20,000 unredeemed codes and 283 s at 60,000).
+    static let compactionStep: Int64 = 2_000
+    /// Seconds `close` gives compaction before it folds the WAL and lets go: a stop stays within
+    /// a container's grace; what is left is compacted after the next start.
+    static let closingCompactionSeconds = 2.0
 
     /// Schema changes, in order: `migrations[n]` brings a file from version n to n + 1.
     private static let migrations: [String] = [
@@ -31,6 +40,8 @@ final class StateFile: @unchecked Sendable {
     ]
 
     private let database: SQLiteDatabase
+    /// This process's hold on the file, taken before SQLite opens it (`StateFileLock`).
+    private let lock: StateFileLock
     /// The file's path.
     let path: String
     /// What the file held when opened; nil for a new file.
@@ -43,6 +54,11 @@ final class StateFile: @unchecked Sendable {
     private var writtenSinceCompaction: Int64 = 0
     /// The newest event's sequence number in the file.
     private var lastSequence: Int64 = 0
+    /// A compaction under way: events at or before `cutoff` are looked through in steps, those
+    /// after `done` still to come.
+    private var compaction: (cutoff: Int64, done: Int64)?
+    /// SQLite's steps in compaction since the file was opened: its cost, machine-independent.
+    private(set) var compactionSteps: Int64 = 0
 
     /// Opens (or creates) the state file at `path` for a mock serving the scenario whose pretty
     /// JSON is `scenarioJSON`, takes its lock and reads what it holds. Refused — the file left as
@@ -56,7 +72,18 @@ final class StateFile: @unchecked Sendable {
         if readOnly && !exists { throw StateFileError(path: path, problem: .missing) }
         if exists && BoundedFile.isDirectory(path) { throw StateFileError(path: path, problem: .notAFile) }
         do {
-            database = try SQLiteDatabase(path: path, create: !exists)
+            lock = try StateFileLock(path: path, create: !readOnly && !exists)
+        } catch {
+            switch error {
+            case .held: throw StateFileError(path: path, problem: .inUse)
+            case .io(let message): throw StateFileError(path: path, problem: .io(message))
+            }
+        }
+        // An empty file is new only when this process made it: one found empty is a copy that
+        // failed or a volume restored empty, and taking it as new would silently drop a state (P8).
+        if !lock.made && lock.size == 0 { throw StateFileError(path: path, problem: .empty) }
+        do {
+            database = try SQLiteDatabase(path: path, create: false)
         } catch {
             throw StateFileError(path: path, problem: .io(error.description))
         }
@@ -92,7 +119,8 @@ final class StateFile: @unchecked Sendable {
             checking = false
             database.checkpointOnClose(true)
             // WAL: a commit appends to the log and syncs it (synchronous=FULL): durable at COMMIT.
-            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+            // Compaction's scratch table stays in memory.
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA temp_store=MEMORY")
             try database.transaction { () throws(SQLiteError) in
                 for index in Int(version)..<Self.migrations.count { try database.execute(Self.migrations[index]) }
                 try database.execute("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(Self.schemaVersion)")
@@ -151,42 +179,118 @@ final class StateFile: @unchecked Sendable {
                 cursor["next_id"] = .int(Int64(clamping: notifications.nextID))
                 try meta("notifications", .object(cursor))
             }
-            writtenSinceCompaction += Int64(batch.events.count)
             if let last = batch.events.last { lastSequence = max(lastSequence, Int64(clamping: last.sequence)) }
-            if writtenSinceCompaction >= Self.keptEvents {
-                writtenSinceCompaction = 0
-                try compact(before: lastSequence - Self.keptEvents)
-            }
         }
+        writtenSinceCompaction += Int64(batch.events.count)
     }
 
     /// Folds the WAL into the file and closes it (the writer's last act): a stopped mock's file
     /// is whole on its own, to copy or to open with `state` commands.
     func close() {
+        // What this run wrote is compacted too, for `closingCompactionSeconds` at most: a file
+        // used by many short runs stays bounded, and a stop is never held long.
+        if writtenSinceCompaction > 0 && compaction == nil { startCompaction() }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(Self.closingCompactionSeconds * 1000))
+        while compaction != nil && ContinuousClock.now < deadline {
+            guard (try? compactStep()) != nil else { break }
+        }
         insertEvent = nil
         upsertNotification = nil
         setMeta = nil
-        // What this run wrote is compacted too: a file used by many short runs stays bounded.
-        if writtenSinceCompaction > 0 { try? database.transaction { () throws(SQLiteError) in try compact(before: lastSequence - Self.keptEvents) } }
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         database.close()
+        // After SQLite let go of the file: closing a descriptor of it earlier would drop SQLite's locks.
+        lock.release()
     }
 
-    /// Drops events at or before `cutoff` that no later state needs: the inert ones (tokens
-    /// issued, faults fired), a code's issue together with its redemption, and the issue of a
-    /// code a later `codes-expired` dropped. Consents, revocations, keys, users, the clock,
-    /// transfers and resets stay: replaying what is left gives the same world.
-    private func compact(before cutoff: Int64) throws(SQLiteError) {
+    // MARK: - Compaction
+
+    /// Whether compaction has work: one under way, or `keptEvents` written since the last.
+    var compactionDue: Bool { compaction != nil || writtenSinceCompaction >= Self.keptEvents }
+
+    /// Begins a compaction of what is older than the newest `keptEvents`; nothing to do when
+    /// nothing is that old.
+    private func startCompaction() {
+        writtenSinceCompaction = 0
+        let cutoff = lastSequence - Self.keptEvents
         guard cutoff > 0 else { return }
-        try database.prepare("DELETE FROM events WHERE sequence <= ?1 AND type IN ('tokens-issued', 'fault-fired')").run(.integer(cutoff))
-        try database.prepare("""
-            DELETE FROM events WHERE sequence <= ?1 AND code IN
-              (SELECT code FROM events WHERE type = 'code-redeemed' AND sequence <= ?1)
-            """).run(.integer(cutoff))
-        try database.prepare("""
-            DELETE FROM events AS issued WHERE issued.sequence <= ?1 AND issued.type = 'code-issued' AND EXISTS
-              (SELECT 1 FROM events AS expiry WHERE expiry.type = 'codes-expired' AND expiry.sequence > issued.sequence AND expiry.expires >= issued.expires)
-            """).run(.integer(cutoff))
+        compaction = (cutoff, 0)
+    }
+
+    /// One step of compaction, in its own transaction: drops, among at most `compactionStep`
+    /// events at or before the cutoff, those no later state needs — the inert ones (tokens
+    /// issued, faults fired), a code's issue together with its redemption (both at once, so
+    /// the file is whole after every step), and the issue of a code a later `codes-expired`
+    /// dropped. Consents, revocations, keys, users, the clock, transfers and resets stay:
+    /// replaying what is left gives the same world. Every statement seeks by sequence or by the
+    /// code index (`queryPlans` is the check): the whole compaction is linear in the
+    /// events it looks through. Returns whether it is done.
+    @discardableResult
+    func compactStep() throws(SQLiteError) -> Bool {
+        if compaction == nil { startCompaction() }
+        guard let (cutoff, done) = compaction else { return true }
+        try database.transaction { () throws(SQLiteError) in
+            if done == 0 { try prepareReach() }
+            let end = try database.prepare("SELECT sequence FROM events WHERE sequence > ?1 AND sequence <= ?2 ORDER BY sequence LIMIT 1 OFFSET ?3")
+            try end.bind(.integer(done), .integer(cutoff), .integer(Self.compactionStep - 1))
+            let upTo = try end.step() ? end.integer(0) : cutoff
+            compactionSteps += end.steps
+            for sql in Self.compactionStatements {
+                let statement = try database.prepare(sql)
+                try statement.run(.integer(done), .integer(upTo))
+                compactionSteps += statement.steps
+            }
+            compaction = upTo >= cutoff ? nil : (cutoff, upTo)
+        }
+        return compaction == nil
+    }
+
+    /// A compaction's statements over the events after ?1 up to ?2.
+    static let compactionStatements = [
+        "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type IN ('tokens-issued', 'fault-fired')",
+        // A redemption in the range takes its code's issue along (the issue is always earlier).
+        "DELETE FROM events WHERE sequence <= ?2 AND code IN (SELECT code FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = 'code-redeemed')",
+        // An issue in the range goes when a later codes-expired reached its expiry: the reach
+        // table holds, for each codes-expired, the latest expiry it or any later one dropped.
+        """
+        DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = 'code-issued' AND expires <=
+          (SELECT reach FROM temp.compaction_reach AS later WHERE later.sequence > events.sequence ORDER BY later.sequence LIMIT 1)
+        """,
+    ]
+
+    /// Fills the reach table for a new compaction: one pass over the events.
+    private func prepareReach() throws(SQLiteError) {
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS compaction_reach(sequence INTEGER PRIMARY KEY, reach INTEGER NOT NULL); DELETE FROM temp.compaction_reach")
+        let fill = try database.prepare("""
+            INSERT INTO temp.compaction_reach(sequence, reach)
+              SELECT sequence, max(expires) OVER (ORDER BY sequence DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+              FROM events WHERE type = 'codes-expired'
+            """)
+        try fill.run()
+        compactionSteps += fill.steps
+    }
+
+    /// SQLite's steps for `sql` over the events after `from` up to `upTo`, run and rolled back
+    /// (for the tests: compaction's cost against a statement's).
+    func steps(of sql: String, from: Int64, upTo: Int64) throws(SQLiteError) -> Int64 {
+        try database.execute("BEGIN IMMEDIATE")
+        defer { try? database.execute("ROLLBACK") }
+        let statement = try database.prepare(sql)
+        try statement.run(.integer(from), .integer(upTo))
+        return statement.steps
+    }
+
+    /// `EXPLAIN QUERY PLAN` of each statement (by default compaction's; for the tests: every
+    /// table is read by a key or an index, none scanned per row).
+    func queryPlans(_ statements: [String] = compactionStatements) throws(SQLiteError) -> [[String]] {
+        try database.execute("CREATE TEMP TABLE IF NOT EXISTS compaction_reach(sequence INTEGER PRIMARY KEY, reach INTEGER NOT NULL)")
+        return try statements.map { sql throws(SQLiteError) in
+            let plan = try database.prepare("EXPLAIN QUERY PLAN " + sql)
+            try plan.bind(.integer(0), .integer(0))
+            var details: [String] = []
+            while try plan.step() { details.append(plan.text(3) ?? "") }
+            return details
+        }
     }
 
     /// The columns compaction reads: a code's value, and its expiry (a code's) or the instant
@@ -249,16 +353,24 @@ final class StateFile: @unchecked Sendable {
         let rows = try database.prepare("SELECT sequence, at, body FROM events ORDER BY sequence")
         while try rows.step() {
             let sequence = rows.integer(0)
-            guard sequence > 0 else { throw StateFileError(path: path, problem: .damaged("event \(sequence): sequence below 1")) }
+            guard StoredRange.counters.contains(sequence) else {
+                throw StateFileError(path: path, problem: .damaged("event \(sequence): sequence \(StoredRange.expectation(StoredRange.counters))"))
+            }
+            let at = rows.real(1)
+            guard StoredRange.instants.contains(at) else {
+                throw StateFileError(path: path, problem: .damaged("event \(sequence): at \(StoredRange.expectation(StoredRange.instants, "a number of seconds"))"))
+            }
             let json = try parse(rows.text(2) ?? "", "event \(sequence)")
             let event = try decoded("event \(sequence)") { () throws(StoredStateError) in try DomainEvent(stored: json, path: "event") }
-            events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: rows.real(1), event: event))
+            events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
         }
         var notifications = StoredNotifications()
         if let text = meta["notifications"] {
             let json = try parse(text, "notifications")
-            guard case .object(let cursor) = json, case .int(let at)? = cursor["cursor"], case .int(let next)? = cursor["next_id"], at >= 0, next >= 1 else {
-                throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, \"next_id\": n}"))
+            guard case .object(let cursor) = json, case .int(let at)? = cursor["cursor"], case .int(let next)? = cursor["next_id"],
+                  StoredRange.counts.contains(at), StoredRange.counters.contains(next) else {
+                throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, \"next_id\": n} with n "
+                                                                   + "from 0 (cursor) or 1 (next_id) to \(StoredRange.counters.upperBound)"))
             }
             notifications.cursor = UInt64(at)
             notifications.nextID = UInt64(next)

@@ -16,6 +16,8 @@ public struct StateFileError: Error, Equatable, Sendable, CustomStringConvertibl
         case missing
         /// A directory, not a file.
         case notAFile
+        /// Empty (0 bytes), and no mock made it just now: a copy that failed, a volume restored empty.
+        case empty
         /// The file cannot be opened or written (SQLite's words).
         case io(String)
     }
@@ -35,6 +37,7 @@ public struct StateFileError: Error, Equatable, Sendable, CustomStringConvertibl
         case .otherScenario: "holds the state of another scenario; serve the scenario it was made with (`appleid-mock state export` prints it), or give a new file"
         case .missing: "no such file"
         case .notAFile: "a directory, not a file"
+        case .empty: "empty (0 bytes), and no mock made it: a copy that failed, or a volume restored empty? It was left untouched; remove it (or name a new file) to start afresh"
         case .io(let detail): detail
         }
         return "state file \(path): \(reason)"

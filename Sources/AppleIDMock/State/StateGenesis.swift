@@ -32,7 +32,9 @@ struct StateGenesis: Sendable, Equatable {
             throw StoredStateError(path: path + ".secret", message: "expected 32 bytes in base64url")
         }
         guard let clockJSON = object["clock"] else { throw StoredStateError(path: path + ".clock", message: "expected a clock") }
-        guard case .int(let start)? = object["start"] else { throw StoredStateError(path: path + ".start", message: "expected an integer") }
+        guard case .int(let start)? = object["start"], StoredRange.seconds.contains(start) else {
+            throw StoredStateError(path: path + ".start", message: StoredRange.expectation(StoredRange.seconds))
+        }
         guard case .array(let keyList)? = object["keys"], !keyList.isEmpty, keyList.count <= 1000 else {
             throw StoredStateError(path: path + ".keys", message: "expected 1 to 1000 keys")
         }

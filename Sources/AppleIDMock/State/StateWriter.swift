@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Glibc
 import JOSE
@@ -10,8 +11,10 @@ import Synchronization
 /// ahead of the events committed with it), and where the seeded `/auth/keys` order stream
 /// stands when it moved — and commits it in one transaction; then the answers waiting for
 /// those events go. Operations that happen while a commit runs share the
-/// next one (a group commit). A failed commit is kept and tried again a second later, said on
-/// the log; answers wait for it. Stopping commits what is left, folds the WAL into the file and
+/// next one (a group commit). A failed commit is kept and tried again every second, said on
+/// the log; meanwhile the answers that wait for it are told at once that the state file cannot
+/// take them (`MockState.markCommitFailed`), until a commit succeeds. Compaction runs a step at a
+/// time between commits. Stopping commits what is left, folds the WAL into the file and
 /// closes it, so a stopped mock's file is whole on its own.
 final class StateWriter: Sendable {
     private let file: StateFile
@@ -62,8 +65,27 @@ final class StateWriter: Sendable {
     private func run() {
         var carried = StateBatch()
         var committedOrder = startingKeyOrder
+        /// Since when commits have been failing (nil while they succeed), for the log.
+        var failingSince: ContinuousClock.Instant?
+        var retries = 0
+        /// Compaction waits for the next good commit after a failure of its own.
+        var compactionHalted = false
         while true {
-            wakeup.wait()
+            // Compaction runs a step at a time between commits, only while nothing waits to be
+            // committed: an answer waits for one step at most, never a whole compaction.
+            if file.compactionDue && !compactionHalted && !stopping.load(ordering: .relaxed) {
+                if wakeup.wait(timeout: .now()) == .timedOut {
+                    do {
+                        try file.compactStep()
+                    } catch {
+                        compactionHalted = true
+                        log("state file \(file.path): compaction stopped until the next commit: \(error)")
+                    }
+                    continue
+                }
+            } else {
+                wakeup.wait()
+            }
             let last = stopping.load(ordering: .relaxed)
             // Every change counted by now is in what is taken next.
             let counted = state.countedChanges
@@ -78,8 +100,22 @@ final class StateWriter: Sendable {
                     try file.write(carried)
                     committedOrder = carried.keyOrder ?? committedOrder
                     carried = StateBatch()
+                    compactionHalted = false
+                    if let since = failingSince {
+                        log("state file \(file.path): commits again, after \(since.duration(to: .now).components.seconds) s of failures")
+                        failingSince = nil
+                        retries = 0
+                    }
                 } catch {
-                    log("state file \(file.path): commit failed\(last ? "; what was not committed is lost" : ", trying again in a second"): \(error)")
+                    // Answers waiting for this commit are told at once (503, with the reason),
+                    // and so is every answer after them until a commit succeeds (probe P6: they
+                    // waited without end, health's too, while the disk was full).
+                    state.markCommitFailed(Self.reason(error))
+                    if failingSince == nil || retries % 60 == 0 {
+                        log("state file \(file.path): commit failed\(last ? "; what was not committed is lost" : ", trying again every second"): \(error)")
+                    }
+                    if failingSince == nil { failingSince = .now }
+                    retries += 1
                     if last { break }
                     usleep(1_000_000)
                     wakeup.signal()
@@ -98,6 +134,16 @@ final class StateWriter: Sendable {
             return ended.waiter
         }
         waiter?.resume()
+    }
+
+    /// Why commits fail, as health and the 503 answers say it: `not writable (disk full)`.
+    static func reason(_ error: SQLiteError) -> String {
+        switch error.code & 0xFF {
+        case SQLITE_FULL: "not writable (disk full)"
+        case SQLITE_READONLY: "not writable (read-only)"
+        case SQLITE_IOERR: "not writable (I/O error: \(error.message))"
+        default: "not writable (\(error.message))"
+        }
     }
 }
 

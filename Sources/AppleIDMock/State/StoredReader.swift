@@ -116,16 +116,35 @@ struct StoredReader {
         return flag
     }
 
-    /// Any integer a JSON number holds exactly (`Int64`).
-    mutating func int64(_ key: String) throws(StoredStateError) -> Int64 {
-        guard case .int(let number) = try value(key) else { throw error(key, "expected an integer") }
+    /// An integer within `range` (a `StoredRange`).
+    mutating func int64(_ key: String, in range: ClosedRange<Int64>) throws(StoredStateError) -> Int64 {
+        guard case .int(let number) = try value(key), range.contains(number) else { throw error(key, StoredRange.expectation(range)) }
         return number
     }
 
-    /// An integer, or nil when absent or null.
-    mutating func optionalInt64(_ key: String) throws(StoredStateError) -> Int64? {
+    /// An integer within `range`, or nil when absent or null.
+    mutating func optionalInt64(_ key: String, in range: ClosedRange<Int64>) throws(StoredStateError) -> Int64? {
         guard let value = optionalValue(key) else { return nil }
-        guard case .int(let number) = value else { throw error(key, "expected an integer or null") }
+        guard case .int(let number) = value, range.contains(number) else { throw error(key, StoredRange.expectation(range) + " or null") }
+        return number
+    }
+
+    /// A number within `range` (a `StoredRange`); with `infinite`, also `"infinity"`.
+    mutating func double(_ key: String, in range: ClosedRange<Double>, infinite: Bool = false) throws(StoredStateError) -> Double {
+        let value = try self.value(key)
+        if infinite, case .string("infinity") = value { return .infinity }
+        guard let number = Self.double(value), range.contains(number) else {
+            throw error(key, StoredRange.expectation(range) + (infinite ? " or \"infinity\"" : ""))
+        }
+        return number
+    }
+
+    /// A number within `range`, or nil when absent or null.
+    mutating func optionalDouble(_ key: String, in range: ClosedRange<Double>) throws(StoredStateError) -> Double? {
+        guard let value = optionalValue(key) else { return nil }
+        guard let number = Self.double(value), range.contains(number) else {
+            throw error(key, StoredRange.expectation(range) + " or null")
+        }
         return number
     }
 
@@ -148,34 +167,6 @@ struct StoredReader {
             throw error(key, "expected an integer from 0 to \(UInt32.max)")
         }
         return value
-    }
-
-    /// A `UInt64`: a JSON integer from 0, or decimal digits as a string beyond `Int64.max`
-    /// (`JSONValue.storedInteger`).
-    mutating func uint64(_ key: String) throws(StoredStateError) -> UInt64 {
-        let value = try self.value(key)
-        switch value {
-        case .int(let number): if let exact = UInt64(exactly: number) { return exact }
-        case .string(let digits): if digits.utf8.allSatisfy({ (48...57).contains($0) }), let exact = UInt64(digits) { return exact }
-        default: break
-        }
-        throw error(key, "expected an integer from 0 to \(UInt64.max)")
-    }
-
-    /// A double (`JSONValue.storedNumber`): finite, or also ±infinity when `infinite`. A JSON
-    /// integer is taken when a double holds it exactly.
-    mutating func double(_ key: String, infinite: Bool = false) throws(StoredStateError) -> Double {
-        guard let number = Self.double(try value(key), infinite: infinite) else {
-            throw error(key, infinite ? "expected a number, \"infinity\" or \"-infinity\"" : "expected a finite number")
-        }
-        return number
-    }
-
-    /// A finite double, or nil when absent or null.
-    mutating func optionalDouble(_ key: String) throws(StoredStateError) -> Double? {
-        guard let value = optionalValue(key) else { return nil }
-        guard let number = Self.double(value, infinite: false) else { throw error(key, "expected a finite number or null") }
-        return number
     }
 
     /// Unpadded base64url bytes, as many as `count` allows.
@@ -226,14 +217,11 @@ struct StoredReader {
         range.upperBound == Int.max ? "expected an integer of \(range.lowerBound) or more" : "expected an integer from \(range.lowerBound) to \(range.upperBound)"
     }
 
-    /// `value` as a double, if it is a number a double holds exactly (or an infinity's string
-    /// when `infinite`).
-    private static func double(_ value: JSONValue, infinite: Bool) -> Double? {
+    /// `value` as a finite double, if it is a number a double holds exactly.
+    private static func double(_ value: JSONValue) -> Double? {
         switch value {
         case .double(let number): return number.isFinite ? number : nil
         case .int(let number): return Double(exactly: number)
-        case .string("infinity") where infinite: return .infinity
-        case .string("-infinity") where infinite: return -.infinity
         default: return nil
         }
     }

@@ -16,7 +16,7 @@ extension TransferRecord: StoredCodable {
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
         self.init(userID: try reader.string("user_id"), fromTeam: try reader.string("from_team"), toTeam: try reader.string("to_team"),
-                  transferSubject: try reader.string("transfer_subject"), createdAt: try reader.int64("created_at"))
+                  transferSubject: try reader.string("transfer_subject"), createdAt: try reader.int64("created_at", in: StoredRange.seconds))
         try reader.finish()
     }
 }

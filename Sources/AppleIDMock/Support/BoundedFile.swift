@@ -29,9 +29,12 @@ public enum BoundedFile {
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw Failure(message: "cannot read file \(path): not a regular file") }
         if info.st_size > limit { throw Failure(message: "expected at most \(limit) bytes, found \(info.st_size)") }
         // The size can lie (files in /proc say 0, a file can grow): read until EOF, never past limit + 1.
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        // The buffer starts at the size the file says and grows as bytes come: a 60 MB state
+        // import under a 256 MiB limit must not make 256 MiB resident (probe P7's relative).
+        var bytes = [UInt8](repeating: 0, count: min(limit, max(0, Int(info.st_size))) + 1)
         var total = 0
         while total <= limit {
+            if total == bytes.count { bytes.append(contentsOf: repeatElement(0, count: min(limit + 1, bytes.count * 2) - bytes.count)) }
             let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
             if count < 0 {
                 if errno == EINTR { continue }

@@ -43,8 +43,14 @@ public enum RFC3339 {
         return daysSinceEpoch(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + min(second, 59) - offset
     }
 
-    /// `YYYY-MM-DDTHH:MM:SSZ` for `seconds` since 1970 (UTC).
+    /// The instants `format` writes: 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z.
+    static let formattable: ClosedRange<Int64> = -62_167_219_200...253_402_300_799
+
+    /// `YYYY-MM-DDTHH:MM:SSZ` for `seconds` since 1970 (UTC); an instant outside years 0 to 9999
+    /// is written as the nearest end, so any value is written without trapping (probe P1: −2⁶³
+    /// overflowed the day arithmetic).
     public static func format(_ seconds: Int64) -> String {
+        let seconds = min(max(seconds, formattable.lowerBound), formattable.upperBound)
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let rest = seconds - days * 86400
         let (year, month, day) = civil(fromDays: days)

@@ -74,7 +74,7 @@ public struct SMTPSession: Sendable {
         var bytes: [UInt8] = []
         /// The current line's state.
         var line: TextLine = .start
-        /// Bytes of the current line so far, as sent (a stuffed dot and bare CRs included).
+        /// Bytes of the current line so far, as sent (a stuffed dot included).
         var lineBytes = 0
         /// The text passed `maxMessageBytes`: no longer kept, refused at the dot (552 5.3.4).
         var tooBig = false
@@ -212,8 +212,17 @@ public struct SMTPSession: Sendable {
             return
         }
         if pendingCR {
-            // The CR before was not the start of a CRLF: an ordinary byte of the line.
             pendingCR = false
+            if phase == .data {
+                // A CR without its LF in message text: refused as a bare LF is. `<CR>.<CR>` is the
+                // other half of the SMTP smuggling family (a server that ends lines at a bare CR
+                // sees an end of data here); sendmail 8.18 refuses bare CR too.
+                out += SMTPReply(521, "5.5.2", "\(hostname) Error: bare <CR> received").bytes
+                phase = .closed
+                return
+            }
+            // In a command, the CR before was not the start of a CRLF: a byte of the line, which
+            // makes it a syntax error (`handleCommand`).
             ordinary(13)
         }
         if byte == 13 {

@@ -333,13 +333,25 @@ final class EventLoop: @unchecked Sendable {
             }
             // The same limit as HTTP clients: a flood of either cannot take the process's descriptors.
             guard admit(fd) else { continue }
+            // And SMTP's own: mail clients cannot hold every connection HTTP needs.
+            guard core.reserveSMTPSession() else {
+                let busy = Array("421 4.7.0 \(smtp.hostname) Error: too many connections\r\n".utf8)
+                var wants: UInt32 = 0
+                _ = busy.withUnsafeBytes { SocketIO.write(fd, nil, $0.baseAddress!, $0.count, wants: &wants) }
+                Syscall.close(fd)
+                core.releaseConnection()
+                continue
+            }
             place(now: now) { loop, now in loop.registerSMTP(fd, configuration: smtp, now: now) }
         }
     }
 
     /// Serves an accepted (and counted) SMTP client on this loop.
     private func registerSMTP(_ fd: Int32, configuration: SMTPServerConfiguration, now: UInt64) {
-        guard let id = watch(fd) else { return }
+        guard let id = watch(fd) else {
+            core.releaseSMTPSession()
+            return
+        }
         let connection = SMTPConnection(id: id, fd: fd, loop: self, configuration: configuration, now: now)
         smtpConnections[id] = connection
         connection.start(now: now)
@@ -357,6 +369,7 @@ final class EventLoop: @unchecked Sendable {
         smtpConnections[connection.id] = nil
         Syscall.close(connection.fd)
         core.releaseConnection()
+        core.releaseSMTPSession()
     }
 
     // MARK: - Timers

@@ -98,6 +98,9 @@ public final class HTTPServer: Sendable {
     /// Request-body bytes reserved right now against `configuration.maxBufferedBodyBytes`.
     public var reservedBodyBytes: Int { core.reservedBodyBytes }
 
+    /// Message bytes SMTP sessions hold now, against `SMTPServerConfiguration.maxBufferedMessageBytes`.
+    public var reservedMessageBytes: Int { core.reservedMessageBytes }
+
     /// Begins a graceful stop; returns at once. Safe to call more than once.
     public func shutdown() {
         guard !shuttingDown.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -8,8 +8,10 @@ import Glibc
 /// Replies are written as they are made. A client that sends commands without reading the
 /// replies is not read further once `maxPendingOutput` bytes wait for it, so what it costs
 /// stays bounded; the write timeout then drops it. What the session holds of a message counts
-/// against the server's body budget (`maxBufferedBodyBytes`), as HTTP bodies do: when it runs
-/// out, the client is told 452 and let go, so many half-sent messages cannot exhaust memory.
+/// against SMTP's own budget (`maxBufferedMessageBytes`, apart from HTTP's body budget), at most
+/// a quarter of it per session: when either runs out, the client is told 452 and let go, so many
+/// half-sent messages cannot exhaust memory. Once half the budget is held, a message's text must
+/// come at `minDataRate` over each `dataRateWindow`, or the client is told 421 and let go.
 final class SMTPConnection {
     /// Reply bytes that may wait for a client before its input is no longer read.
     static let maxPendingOutput = 64 * 1024
@@ -43,6 +45,9 @@ final class SMTPConnection {
     private var reservedBytes = 0
     /// Monotonic ns when the message being received began (DATA's 354); nil between messages.
     private var messageStarted: UInt64?
+    /// Monotonic ns the current rate window began, and the message bytes read in it.
+    private var rateWindowStarted: UInt64 = 0
+    private var rateWindowBytes = 0
 
     init(id: UInt64, fd: Int32, loop: EventLoop, configuration: SMTPServerConfiguration, now: UInt64) {
         self.id = id
@@ -105,10 +110,17 @@ final class SMTPConnection {
             }
             total += count
             lastInput = now
+            let receiving = session.isReceivingMessage
             let answer = session.receive(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
             queue(answer.bytes, now: now)
             if session.isReceivingMessage {
-                if messageStarted == nil { messageStarted = now }
+                if messageStarted == nil {
+                    messageStarted = now
+                    rateWindowStarted = now
+                    rateWindowBytes = 0
+                } else if receiving {
+                    rateWindowBytes += count
+                }
             } else {
                 messageStarted = nil
             }
@@ -244,6 +256,20 @@ final class SMTPConnection {
             loop.close(self)
             return
         }
+        if !closeAfterWrite, messageStarted != nil, Connection.seconds(from: rateWindowStarted, to: now) >= configuration.dataRateWindow {
+            // Under pressure a message must keep the minimum rate over each window (probe P3: eight
+            // sessions each sending a byte per 200 s held the budget for the whole data timeout).
+            let needed = Double(configuration.minDataRate) * configuration.dataRateWindow
+            if reservedBytes > 0 && loop.core.messageBudgetUnderPressure && Double(rateWindowBytes) < needed {
+                closeAfterWrite = true
+                startTLSAfterWrite = false
+                queue(SMTPReply(421, "4.4.2", "\(configuration.hostname) Error: message data too slow while the server is busy").bytes, now: now)
+                flush(now: now)
+                return
+            }
+            rateWindowStarted = now
+            rateWindowBytes = 0
+        }
         let messageTooSlow = messageStarted.map { Connection.seconds(from: $0, to: now) > configuration.dataTimeout } ?? false
         guard !closeAfterWrite, messageTooSlow || Connection.seconds(from: lastInput, to: now) > configuration.idleTimeout else { return }
         if handshaking {
@@ -271,21 +297,22 @@ final class SMTPConnection {
     }
 
     /// Marks the connection closed (the loop closes the descriptor); sends close_notify over TLS
-    /// and returns its reservation to the body budget.
+    /// and returns its reservation to SMTP's budget.
     func markClosed() {
         isClosed = true
         tls?.shutdown()
-        loop.core.releaseBodyBytes(reservedBytes)
+        loop.core.releaseMessageBytes(reservedBytes)
         reservedBytes = 0
     }
 
-    /// Brings the reservation to what the session holds now; false when the budget cannot cover it.
+    /// Brings the reservation to what the session holds now; false when the session's cap or
+    /// SMTP's budget cannot cover it.
     private func reserveBuffered() -> Bool {
         let held = session.bufferedBytes
         if held > reservedBytes {
-            guard loop.core.reserveBodyBytes(held - reservedBytes) else { return false }
+            guard held <= configuration.maxSessionBufferedBytes, loop.core.reserveMessageBytes(held - reservedBytes) else { return false }
         } else if held < reservedBytes {
-            loop.core.releaseBodyBytes(reservedBytes - held)
+            loop.core.releaseMessageBytes(reservedBytes - held)
         }
         reservedBytes = held
         return true

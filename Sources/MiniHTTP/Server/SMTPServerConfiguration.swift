@@ -22,6 +22,25 @@ public struct SMTPServerConfiguration: Sendable {
     /// Seconds a message's text may take from DATA's 354 to the final dot, however steadily
     /// its bytes come (a client trickling a byte per idle timeout cannot hold its buffer forever).
     public var dataTimeout: Double = 600
+    /// Message bytes all SMTP sessions together may hold: SMTP's own budget, apart from HTTP's
+    /// `maxBufferedBodyBytes`, so mail never starves the HTTP routes (probe P3: eight slow mail
+    /// sessions holding the shared budget made every `POST /auth/token` answer 503 for ten
+    /// minutes). A session that would pass it is told 452 and let go.
+    public var maxBufferedMessageBytes: Int = 64 * 1024 * 1024
+    /// Most message bytes one session may hold: a quarter of `maxBufferedMessageBytes`, so no one
+    /// session takes the budget (at least `limits.maxMessageBytes` is needed to take the largest
+    /// message; the default 10 MiB fits).
+    public var maxSessionBufferedBytes: Int { maxBufferedMessageBytes / 4 }
+    /// Bytes a second a message's text must average over each `dataRateWindow` once half of
+    /// `maxBufferedMessageBytes` is held, as Postfix shortens its timeouts under stress: a client
+    /// trickling its message is told 421 and let go, freeing what it held for those that send.
+    public var minDataRate: Int = 1024
+    /// Seconds over which `minDataRate` is measured.
+    public var dataRateWindow: Double = 10
+    /// SMTP sessions held at once, out of the server's `maxConnections` that HTTP shares: a
+    /// client past it is told 421 and let go, so mail clients cannot take every connection
+    /// HTTP needs (a relative of probe P3). Postfix serves 100 sessions by default.
+    public var maxSessions: Int = 1000
 
     /// A configuration with the defaults above, deciding with `handler`.
     public init(handler: any SMTPHandler) {

@@ -5,7 +5,7 @@ import Glibc
 final class ListeningSocket: Sendable {
     /// The descriptor; owned by this object until `close()`.
     let fd: Int32
-    /// The host as bound (numeric form).
+    /// The host as bound (numeric form; an IPv6 address without brackets).
     let host: String
     /// The port actually bound (the ephemeral one when 0 was asked for).
     let port: Int
@@ -17,12 +17,14 @@ final class ListeningSocket: Sendable {
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let family: Int32
+        // An IPv6 literal may come bracketed (`[::1]`, as in a URL): the bound host is kept bare,
+        // so whoever puts it in a URL brackets it once (probe P10: `http://[[::1]]:PORT`).
+        let stripped = literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
         if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
             family = AF_INET
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = in_port_t(UInt16(port).bigEndian)
         } else {
-            let stripped = literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
             guard inet_pton(AF_INET6, stripped, &v6.sin6_addr) == 1 else {
                 throw SocketError(call: "inet_pton", code: EINVAL)
             }
@@ -30,7 +32,7 @@ final class ListeningSocket: Sendable {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = in_port_t(UInt16(port).bigEndian)
         }
-        let address = family == AF_INET6 ? "[\(literal.hasPrefix("[") ? String(literal.dropFirst().dropLast()) : literal)]:\(port)" : "\(literal):\(port)"
+        let address = family == AF_INET6 ? "[\(stripped)]:\(port)" : "\(literal):\(port)"
         let fd = try Syscall.call("socket") {
             socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         }
@@ -65,7 +67,7 @@ final class ListeningSocket: Sendable {
             throw error
         }
         self.fd = fd
-        self.host = literal
+        self.host = family == AF_INET6 ? stripped : literal
     }
 
     /// Reads back the bound port with `getsockname`.
