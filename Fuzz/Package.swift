@@ -2,11 +2,11 @@
 import PackageDescription
 
 // libFuzzer targets for the parsers that read untrusted bytes, and for serving what a scenario
-// file describes (ScenarioServeFuzzer). Each target is one file defining
+// file describes (ScenarioServeFuzzer) or a state archive holds (StateImportFuzzer). Each target is one file defining
 // `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`. Build and run them with `scripts/fuzz`
 // (`swift build --sanitize fuzzer --sanitize address`), never with a plain `swift build`.
 let fuzzTargets = ["HTTPRequestParserFuzzer", "HTTPFormFuzzer", "CompactJWSFuzzer", "ScenarioFuzzer",
-                   "ScenarioServeFuzzer", "SMTPSessionFuzzer"]
+                   "ScenarioServeFuzzer", "SMTPSessionFuzzer", "StateImportFuzzer"]
 
 let package = Package(
     name: "AppleIDMockFuzz",

@@ -6,11 +6,14 @@ import MiniHTTP
 
 // Input: a scenario file, optionally followed by a NUL byte and control bytes (JSON text never
 // holds a raw NUL, so the first one splits the input unambiguously). A scenario that
-// `Scenario.load(json:)` accepts must be servable: the mock's routes are built in memory over it
-// (keys from the repository's Keys/signing, a fixed real time) and one request of every kind is
-// answered through `RouteTable.respond(to:)`, with the scenario's own ids so requests reach deep
-// code, chained as a client would (authorize → code → token → refresh → revoke; sign-in → code;
-// client credentials → migration), plus garbage from the control bytes.
+// `Scenario.load(json:)` accepts must be servable: the mock is built in memory over it
+// (`AppleIDMockServer.inMemory`: keys from the repository's Keys/signing, a fixed real time,
+// the request journal on, notifications to a receiver that is never reached) and one request
+// of every kind is answered, with the scenario's own ids so requests reach deep code, chained
+// as a client would (authorize → code → token → refresh → revoke; sign-in → code; client
+// credentials → migration; account events; clock moves), plus garbage from the control bytes;
+// then every read route (the event feed, the notification log, the journal filtered by the
+// raw query word, its count, the dashboard filtered by it, keys, users, clock, faults, mail).
 //
 //   control[0]     flags: bits 0-1 response_mode (absent, query, fragment, form_post); bit 2
 //                  response_type "code id_token"; bits 3-4 scope (none, "openid", "name email",
@@ -190,18 +193,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     configuration.keysDirectory = keysDirectory
     configuration.realTime = { Double(realTime) }
     configuration.log = { _ in }
-    let table: RouteTable
+    configuration.baseURL = "http://127.0.0.1:8080"
+    configuration.notificationTransport = Unreachable()
+    configuration.notificationShutdownGrace = 0
+    let mock: InMemoryMock
     do {
-        table = try AppleIDMockServer.routes(configuration, baseURL: "http://127.0.0.1:8080")
+        mock = try AppleIDMockServer.inMemory(configuration)
     } catch {
         return 0
     }
 
-    let session = Session(table: table, scenario: scenario, knobs: knobs, now: scenario.clock.start ?? realTime,
+    let session = Session(mock: mock, scenario: scenario, knobs: knobs, now: scenario.clock.start ?? realTime,
                           secrets: clientSecrets(scenario, now: scenario.clock.start ?? realTime))
     let done = DispatchSemaphore(value: 0)
     Task {
         await session.run()
+        await mock.stop()
         done.signal()
     }
     done.wait()
@@ -231,9 +238,16 @@ private func clientSecrets(_ scenario: Scenario, now: Int64) -> [String: String]
     return secrets
 }
 
+/// A notification receiver that is never reached: no input makes the fuzzer send anything.
+private struct Unreachable: NotificationTransport {
+    func post(url: String, body: [UInt8]) -> NotificationRecord.Attempt {
+        NotificationRecord.Attempt(at: 0, status: nil, error: "the fuzzer sends nothing")
+    }
+}
+
 /// One client's conversation with the mock over a scenario.
 private struct Session: Sendable {
-    let table: RouteTable
+    let mock: InMemoryMock
     let scenario: Scenario
     let knobs: Knobs
     let now: Int64
@@ -292,6 +306,29 @@ private struct Session: Sendable {
             await send(post(path, body: knobs.rawForm, contentType: "application/x-www-form-urlencoded"))
         }
         await send(post("/auth/token", body: knobs.rawJSON, contentType: "application/json"))
+
+        // Account events, a clock move and a key rotation: what the feed, the log and the dashboard render.
+        for type in ["email-disabled", "consent-revoked"] {
+            await send(postJSON("/__mock/events", ["type": .string(type), "user": .string(user),
+                                                   "client_id": .string(clients.first?.clientID ?? "")]))
+        }
+        await send(post("/__mock/events", body: knobs.rawJSON, contentType: "application/json"))
+        await send(post("/__mock/clock", body: knobs.rawJSON, contentType: "application/json"))
+        await send(postJSON("/__mock/clock", ["advance": .int(Int64(knobs.flags) * 3600)]))
+        await send(post("/__mock/keys/rotate", body: Array("{}".utf8), contentType: "application/json"))
+
+        // Every read route; the journal and the dashboard filtered by the raw query word.
+        for target in ["/__mock/events?limit=1000", "/__mock/notifications", "/__mock/keys", "/__mock/users", "/__mock/clock",
+                       "/__mock/faults", "/__mock/mail", "/__mock/requests", "/__mock/requests?" + knobs.rawQuery,
+                       "/__mock/requests/count?" + knobs.rawQuery, "/__mock/requests?control=false&limit=1", "/__mock/dashboard",
+                       "/__mock/dashboard?" + knobs.rawQuery, "/__mock/events?" + knobs.rawQuery] {
+            await send(get(target))
+        }
+        await send(get("/__mock/health"), expecting: 200)
+        // The journal lists no more than it counts (a page may stop at its byte limit).
+        let listed = json(await send(get("/__mock/requests?limit=1000")))?["requests"]?.arrayValue?.count ?? 0
+        let counted = json(await send(get("/__mock/requests/count")))?["count"]?.intValue ?? 0
+        invariant(listed > 0 && Int64(listed) <= counted, "the journal lists \(listed) entries but counts \(counted)")
     }
 
     /// GET and POST /auth/authorize, then POST /__mock/authorize and redeeming its code.
@@ -411,7 +448,7 @@ private struct Session: Sendable {
     /// Answers `request` and checks what every response promises.
     @discardableResult
     private func send(_ request: HTTPRequest, expecting expected: Int? = nil) async -> HTTPResponse {
-        let response = await table.respond(to: request)
+        let response = await mock.respond(to: request)
         let code = response.status.code
         invariant((200..<600).contains(code), "status \(code) outside 200..<600\n\(describe(request, response))")
         invariant(code != 500, "500: an unexpected handler error\n\(describe(request, response))")
