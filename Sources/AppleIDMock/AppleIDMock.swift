@@ -9,7 +9,7 @@ import MiniHTTP
 /// same mock without a socket.
 public final class AppleIDMockServer: Sendable {
     /// The HTTP server underneath.
-    public let http: HTTPServer
+    package let http: HTTPServer
     /// The address clients use (discovery URLs are built from it).
     public let baseURL: String
     /// The domain, routes, deliverer, journal and tick that `InMemoryMock` shares.
@@ -18,9 +18,9 @@ public final class AppleIDMockServer: Sendable {
     let realTime: @Sendable () -> Double
 
     /// The Apple domain: scenario, clock, keys and all state.
-    public var domain: AppleIDDomain { assembly.domain }
+    package var domain: AppleIDDomain { assembly.domain }
     /// Server-to-server notifications: their delivery and log.
-    public var notifications: NotificationDeliverer { assembly.notifications }
+    package var notifications: NotificationDeliverer { assembly.notifications }
 
     private init(http: HTTPServer, baseURL: String, assembly: MockAssembly, configuration: AppleIDMockConfiguration) {
         self.http = http
@@ -92,19 +92,6 @@ public final class AppleIDMockServer: Sendable {
         return AppleIDMockServer(http: server, baseURL: baseURL, assembly: assembly, configuration: configuration)
     }
 
-    /// The mock's route table over a new domain, with no socket and no notification deliverer
-    /// (an account event queues none: `/__mock/events` answers `"notification": null`): answer
-    /// requests in memory with `RouteTable.respond(to:)` (the fuzzers). For tests, `inMemory`
-    /// runs the same table with notifications. `baseURL` stands for the address clients would use.
-    public static func routes(_ configuration: AppleIDMockConfiguration = AppleIDMockConfiguration(),
-                              baseURL: String = "http://127.0.0.1:8080") throws(AppleIDMockError) -> RouteTable {
-        let domain = try AppleIDDomain(configuration: configuration)
-        let site = SiteAddress()
-        site.set(baseURL)
-        return Routes.table(domain: domain, site: site, control: MockAssembly.controlGuard(configuration),
-                            requests: RequestLog(level: configuration.logLevel, sink: configuration.log))
-    }
-
     /// The bound port.
     public var port: Int { http.port }
 
@@ -112,7 +99,7 @@ public final class AppleIDMockServer: Sendable {
     public var smtpPort: Int? { http.smtpPort }
 
     /// What the SMTP port received, with the relay's verdicts.
-    public var mail: MailBox { assembly.mailbox }
+    package var mail: MailBox { assembly.mailbox }
 
     /// `http://HOST:PORT` as bound (`https://` when serving TLS).
     public var listenURL: String { http.url }
@@ -121,7 +108,7 @@ public final class AppleIDMockServer: Sendable {
     /// have); returns at once.
     public func shutdown() {
         assembly.stopTicking()
-        assembly.domain.state.releaseReaders()
+        assembly.domain.events.releaseReaders()
         assembly.notifications.releaseReaders()
         assembly.journal?.releaseReaders()
         assembly.mailbox.releaseReaders()
@@ -131,10 +118,10 @@ public final class AppleIDMockServer: Sendable {
     /// Blocks the calling thread until the HTTP loops have ended: for synchronous callers only
     /// (`await stopped()` in async code).
     @available(*, noasync, message: "blocks its thread: use `await stopped()` or `await stop()` in async code")
-    public func waitUntilStopped() { http.waitUntilStopped() }
+    package func waitUntilStopped() { http.waitUntilStopped() }
 
     /// Suspends until the HTTP loops have ended.
-    public func stopped() async { await http.stopped() }
+    package func stopped() async { await http.stopped() }
 
     /// Stops and suspends until nothing of the mock runs, holding no thread: stops accepting
     /// (a new connection is refused), lets in-flight requests finish, ends the key rotation tick,

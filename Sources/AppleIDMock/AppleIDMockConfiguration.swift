@@ -12,22 +12,22 @@ public struct AppleIDMockConfiguration: Sendable {
     public var port: Int = 8080
     /// The `iss` of every token minted; Apple's by default, because several widely used
     /// verifiers hard-code it, whatever address the mock listens on.
-    public var issuer: String = "https://appleid.apple.com"
+    package var issuer: String = "https://appleid.apple.com"
     /// The address clients use to reach the mock, for the discovery document's URLs; nil means
     /// `http://<host>:<bound port>` (with `localhost` for a wildcard host).
     public var baseURL: String?
     /// Overrides `scenario.signingKeys.directory`.
     public var keysDirectory: String?
     /// HTTP limits, timeouts and threads (`host` and `port` above take precedence).
-    public var http = HTTPServerConfiguration()
+    package var http = HTTPServerConfiguration()
     /// PEM certificate chain and private key files: the port serves HTTPS only. Loaded while
     /// the signing keys load (a ready `http.tls` is used as it is).
-    public var tlsFiles: (certificateChain: String, privateKey: String)?
+    package var tlsFiles: (certificateChain: String, privateKey: String)?
     /// Real time in seconds since 1970 (the system clock); the mock clock runs on it. Where the
     /// mock clock starts is the scenario's `clock`.
     public var realTime: @Sendable () -> Double = { Date().timeIntervalSince1970 }
     /// Randomness for identifiers (tests may pass their own; a seed wins when set).
-    public var random: RandomSource = .system
+    package var random: RandomSource = .system
     /// `serve --seed N`: one seeded source for every draw (codes, tokens, MAC secret, `jti`,
     /// kids, RSA keys made at run time, the order of `/auth/keys`), so a scripted run on a
     /// frozen clock answers byte for byte the same in every process. Wins over the scenario's
@@ -40,13 +40,13 @@ public struct AppleIDMockConfiguration: Sendable {
 
     /// Most authorization codes held unredeemed at once; beyond it sign-ins are refused with a
     /// 503 until codes are redeemed or expire (probe finding F5).
-    public var maxPendingCodes: Int = 100_000
+    package var maxPendingCodes: Int = 100_000
     /// PEM CA certificates `https` notification receivers are checked against; nil uses the
     /// system store.
-    public var notificationCAFile: String?
+    package var notificationCAFile: String?
     /// Seconds a notification receiver has to accept the connection, and then to answer.
-    public var notificationConnectTimeout: Double = 5
-    public var notificationResponseTimeout: Double = 10
+    package var notificationConnectTimeout: Double = 5
+    package var notificationResponseTimeout: Double = 10
     /// Seconds queued notifications get to go out when the mock stops.
     public var notificationShutdownGrace: Double = 3
     /// Where notifications go: nil POSTs them over HTTP(S) with the CA file and timeouts above;
@@ -54,11 +54,11 @@ public struct AppleIDMockConfiguration: Sendable {
     public var notificationTransport: (any NotificationTransport)?
     /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
     /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
-    public var allowedHosts: [String] = []
+    package var allowedHosts: [String] = []
     /// When set, every control API route but `/__mock/health` requires
     /// `Authorization: Bearer <token>` (401 otherwise); Apple's routes stay open, as Apple's are
     /// (probe finding N10: the guard stops browsers, not direct callers on a network).
-    public var controlToken: String?
+    package var controlToken: String?
     /// Where the mock says what it decided on its own (key fallback, exposure warnings) and,
     /// from `info` on, why Apple's endpoints refused a request: one line each, no newline.
     public var log: @Sendable (String) -> Void = AppleIDMockLog.standardError
@@ -72,10 +72,10 @@ public struct AppleIDMockConfiguration: Sendable {
     /// default) serves none; 0 picks a free port (`AppleIDMockServer.smtpPort` says which).
     public var smtpPort: Int?
     /// Seconds an SMTP client may stay silent before it is told 421 and let go.
-    public var smtpIdleTimeout: Double = 300
+    package var smtpIdleTimeout: Double = 300
     /// `smtp://HOST:PORT`: where forwarded and direct mail goes on to (a catcher such as Mailpit);
     /// nil keeps it in the mailbox only.
-    public var mailForward: String?
+    package var mailForward: String?
     /// `serve --state FILE`: a SQLite file that keeps the mock's state across restarts (users,
     /// consents, codes, keys, clock, MAC secret, notifications, the event sequence); each
     /// answer is sent only after what it depends on is committed. Nil keeps everything in memory.
@@ -85,7 +85,7 @@ public struct AppleIDMockConfiguration: Sendable {
     public init() {}
 
     /// `log` for lines of `level`, or a sink that drops them when `logLevel` is quieter.
-    public func logger(_ level: AppleIDMockLogLevel) -> @Sendable (String) -> Void {
+    package func logger(_ level: AppleIDMockLogLevel) -> @Sendable (String) -> Void {
         guard level <= logLevel else { return { _ in } }
         return log
     }

@@ -1,6 +1,6 @@
 /// The release this build is: the one place the version is written (`appleid-mock --version`
 /// prints it). Not a type named after the module: `AppleIDMock.X` must keep naming the module.
-public enum AppleIDMockVersion {
+package enum AppleIDMockVersion {
     /// Semantic version, `MAJOR.MINOR.PATCH`; below 1.0 while the CLI and scenario format may change.
-    public static let current = "0.1.0"
+    package static let current = "0.1.0"
 }

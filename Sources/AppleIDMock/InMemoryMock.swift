@@ -11,20 +11,22 @@ public final class InMemoryMock: Sendable {
     /// The address clients would use (discovery URLs are built from it).
     public let baseURL: String
     let assembly: MockAssembly
+    let realTime: @Sendable () -> Double
     private let stopped = Atomic<Bool>(false)
 
     /// The Apple domain: scenario, clock, keys and all state.
-    public var domain: AppleIDDomain { assembly.domain }
+    package var domain: AppleIDDomain { assembly.domain }
     /// Server-to-server notifications: their delivery and log.
-    public var notifications: NotificationDeliverer { assembly.notifications }
+    package var notifications: NotificationDeliverer { assembly.notifications }
     /// The route table, exactly as the server runs it.
-    public var routes: RouteTable { assembly.routes }
+    package var routes: RouteTable { assembly.routes }
 
     /// Builds the mock of `configuration`, nothing bound (its TLS and HTTP limits are not used),
     /// and starts its key rotation tick when the scenario has one. Clients would reach it at
     /// `configuration.baseURL`, else at `http://<host>:<port>` as configured.
     init(_ configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
         assembly = try MockAssembly(configuration)
+        realTime = configuration.realTime
         let host = configuration.host.contains(":") && !configuration.host.hasPrefix("[") ? "[\(configuration.host)]" : configuration.host
         let base = configuration.baseURL ?? "http://\(host):\(configuration.port)"
         baseURL = base.hasSuffix("/") ? String(base.dropLast()) : base
@@ -47,22 +49,6 @@ public final class InMemoryMock: Sendable {
                                      microseconds: UInt64(max(0, elapsed.seconds)) * 1_000_000 + UInt64(max(0, elapsed.attoseconds / 1_000_000_000_000)),
                                      note: response.note))
         return response
-    }
-
-    /// The journaled requests matching `filter`, oldest first (`AppleIDMockServer.requests(matching:)`).
-    public func requests(matching filter: RequestFilter = RequestFilter()) -> [JournalEntry] {
-        assembly.journal?.entries(matching: filter).entries ?? []
-    }
-
-    /// Forgets every journaled request; returns how many.
-    @discardableResult
-    public func clearRequests() -> Int { assembly.journal?.clear() ?? 0 }
-
-    /// The answer to `method target` (path and query) with `headers` and `body`, as
-    /// `respond(to:)` gives it. A control API request with a body needs
-    /// `Content-Type: application/json`, as over the wire.
-    public func respond(_ method: HTTPMethod, _ target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) async -> HTTPResponse {
-        await respond(to: HTTPRequest(method: method, target: target, headers: headers, body: body))
     }
 
     /// Stops, suspending without holding a thread until nothing of the mock runs: later requests

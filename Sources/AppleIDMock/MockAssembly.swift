@@ -41,10 +41,11 @@ final class MockAssembly: Sendable {
         let transport = configuration.notificationTransport
             ?? HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
                                          responseTimeout: configuration.notificationResponseTimeout)
-        let faults = FaultBook(scenario: domain.scenario.faults, seed: domain.faultSeed, state: domain.state)
-        notifications = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport,
+        // A restart rebuilds the delivery log from the state file's record before anything new comes.
+        notifications = NotificationDeliverer(domain: domain, scenario: domain.scenario, issuer: domain.issuer, transport: transport,
                                               retryDelays: domain.scenario.compatibility.notificationRetryDelays, workers: 4,
-                                              realTime: configuration.realTime, log: configuration.logger(.warn), faults: faults) { name, body in
+                                              realTime: configuration.realTime, log: configuration.logger(.warn),
+                                              restored: domain.stateFile?.stored) { name, body in
             LoopThread.start(name: name, body)
         }
         let journal = configuration.journal ? RequestJournal(capacity: domain.scenario.journalCapacity, realTime: configuration.realTime) : nil
@@ -63,15 +64,12 @@ final class MockAssembly: Sendable {
         mailHandler = RelayMailHandler(domain: domain, mailbox: mailbox, forwarder: mailForwarder, log: configuration.logger(.info))
         routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
                               requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil,
-                                                  committing: domain.stateFile == nil ? nil : domain.state), journal: journal,
-                              faults: faults, mail: mailbox)
+                                                  committing: domain.stateFile == nil ? nil : domain.events.barrier), journal: journal,
+                              mail: mailbox)
         journal?.attach(routes)
         self.journal = journal
-        if let file = domain.stateFile {
-            if let stored = file.stored { notifications.restore(stored.notifications) } else { notifications.persistChanges() }
-            stateWriter = StateWriter(file: file, state: domain.state, notifications: notifications, log: configuration.logger(.error))
-            // Events a restored deliverer had not yet turned into notifications.
-            notifications.collect()
+        if let stateFile = domain.stateFile {
+            stateWriter = StateWriter(file: stateFile, owner: domain.owner, log: configuration.logger(.error))
         } else {
             stateWriter = nil
         }
@@ -97,12 +95,11 @@ final class MockAssembly: Sendable {
     /// loops and off the cooperative pool.
     func startTicking() {
         guard domain.scenario.signingKeys.rotation != nil || !domain.scenario.events.isEmpty else { return }
-        let task = Task.detached { [state = domain.state, work = domain.blockingWork, stopping] in
+        let task = Task.detached { [domain, stopping] in
             while !Task.isCancelled {
-                await work.run {
-                    state.tick()
+                await domain.blockingWork.run {
                     // On the work thread, Task.isCancelled says nothing: the mock's flag does.
-                    state.advanceKeySchedule(stopping: { stopping.value.load(ordering: .relaxed) })
+                    domain.tick(stopping: { stopping.value.load(ordering: .relaxed) })
                 }
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
             }
@@ -121,7 +118,7 @@ final class MockAssembly: Sendable {
     /// listed on the log, and the log is flushed. Nothing of the mock runs after it returns.
     func finish() async {
         stopTicking()
-        domain.state.releaseReaders()
+        domain.events.releaseReaders()
         journal?.releaseReaders()
         mailbox.releaseReaders()
         mailForwarder?.stop()

@@ -16,14 +16,14 @@ struct ClockEndpoint: Sendable {
 
     /// `{"epoch": seconds, "frozen": bool, "now": RFC 3339, "offset": seconds from real time}`.
     func show(_ request: HTTPRequest) -> HTTPResponse {
-        ControlResponse.json(.object(Self.json(domain.state)))
+        ControlResponse.json(.object(Self.json(domain)))
     }
 
     /// Moves the clock.
     func move(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["advance", "set", "freeze"])
         let freeze = try body.optionalBool("freeze")
-        var changes: [MockState.ClockChange] = []
+        var changes: [AppleIDDomain.ClockChange] = []
         if freeze == true { changes.append(.freeze(true)) }
         if let text = try body.optionalString("set", maxBytes: 64) {
             guard let instant = RFC3339.parse(text) else {
@@ -45,9 +45,9 @@ struct ClockEndpoint: Sendable {
         }
         if freeze == false { changes.append(.freeze(false)) }
         guard !changes.isEmpty else { throw ControlRequest.Failure(message: "expected one of advance, set, freeze", field: nil) }
-        do {
-            // Moving the clock may run the rotation pattern, which generates RSA keys.
-            _ = try await domain.blockingWork.run { [domain, changes] in try domain.state.moveClock(changes) }
+        do throws(MockClock.OutOfRange) {
+            // Moving the clock may run the rotation pattern: the domain generates its keys off the pool.
+            try await domain.moveClock(changes)
         } catch {
             // All changes or none: find the one that leaves the range, for the message's field.
             let field = changes.contains { change in
@@ -56,19 +56,18 @@ struct ClockEndpoint: Sendable {
             } ? "set" : "advance"
             throw ControlRequest.Failure(message: "the clock stays within 1970-01-01T00:00:00Z and \(RFC3339.format(MockClock.representable.upperBound))", field: field)
         }
-        return ControlResponse.json(.object(Self.json(domain.state)))
+        return ControlResponse.json(.object(Self.json(domain)))
     }
 
     /// The clock as JSON.
-    static func json(_ state: MockState) -> JSONObject {
-        let clock = state.clock
-        let now = state.preciseNow
+    static func json(_ domain: AppleIDDomain) -> JSONObject {
+        let (now, offset, clock) = domain.clockReading
         let seconds = Int64(seconds: now)
         var answer = JSONObject()
         answer["now"] = .string(RFC3339.format(seconds))
         answer["epoch"] = .int(seconds)
         answer["frozen"] = .bool(clock.isFrozen)
-        answer["offset"] = .int(Int64(seconds: state.offsetFromRealTime, rounding: .toNearestOrAwayFromZero))
+        answer["offset"] = .int(Int64(seconds: offset, rounding: .toNearestOrAwayFromZero))
         return answer
     }
 }

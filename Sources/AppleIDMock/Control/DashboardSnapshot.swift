@@ -43,21 +43,21 @@ struct DashboardSnapshot {
     /// The newest messages, newest first; nil without an SMTP port.
     let mail: [MailRecord]?
     /// The newest events, newest first.
-    let events: [MockState.RecordedEvent]
+    let events: [RecordedEvent]
     /// The newest event's sequence number when the render began: the page's long poll starts there.
     let lastEvent: UInt64
 
     /// Reads everything once.
     init(domain: AppleIDDomain, notifications deliverer: NotificationDeliverer?, journal: RequestJournal?, mailbox: MailBox?,
          query: DashboardQuery) {
-        let state = domain.state
+        let stream = domain.events
         // The feed's position before the world: a change this render does not show comes after
         // `lastEvent`, so the page's long poll from there wakes for it.
-        lastEvent = state.lastEventSequence
-        let view = state.dashboardView()
+        lastEvent = stream.lastSequence
+        let view = domain.snapshot()
         world = view.world
         now = view.now
-        offset = state.offsetFromRealTime
+        offset = view.offset
         userCount = view.world.userOrder.count
         users = view.world.userOrder.prefix(Self.userLimit).compactMap { view.world.users[$0] }
         if let deliverer {
@@ -68,9 +68,9 @@ struct DashboardSnapshot {
         }
         let requests = journal.map { Self.requests($0, query: query) }
         self.requests = requests
-        eventNames = Self.eventNames(requests?.entries ?? [], state: state)
+        eventNames = Self.eventNames(requests?.entries ?? [], stream: stream)
         mail = mailbox.map(Self.newestMail)
-        events = state.events(after: lastEvent > UInt64(Self.rowLimit) ? lastEvent - UInt64(Self.rowLimit) : 0, limit: Self.rowLimit).events.reversed()
+        events = stream.events(after: lastEvent > UInt64(Self.rowLimit) ? lastEvent - UInt64(Self.rowLimit) : 0, limit: Self.rowLimit).events.reversed()
     }
 
     /// Whether a journal entry is the dashboard's own: its page, script, style sheet and data, and
@@ -92,11 +92,11 @@ struct DashboardSnapshot {
     }
 
     /// The names of the kept events among those `entries` caused.
-    private static func eventNames(_ entries: [JournalEntry], state: MockState) -> [UInt64: String] {
+    private static func eventNames(_ entries: [JournalEntry], stream: EventStream) -> [UInt64: String] {
         let sequences = entries.flatMap(\.events)
         guard let low = sequences.min(), let high = sequences.max(), high - low < 20_000 else { return [:] }
         var names: [UInt64: String] = [:]
-        for recorded in state.events(after: low - 1, limit: Int(high - low) + 1).events { names[recorded.sequence] = recorded.event.name }
+        for recorded in stream.events(after: low - 1, limit: Int(high - low) + 1).events { names[recorded.sequence] = recorded.event.name }
         return names
     }
 

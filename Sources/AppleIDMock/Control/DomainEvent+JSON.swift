@@ -1,6 +1,6 @@
 import JOSE
 
-extension MockState.RecordedEvent {
+extension RecordedEvent {
     /// The event as the feed shows it: `sequence`, mock `time` (RFC 3339 with milliseconds) and
     /// `at` (seconds), `type`, and the event's fields. Secrets the mock holds for itself (the MAC
     /// secret, private keys) are not shown; codes are, so a test can follow its own.
@@ -74,6 +74,10 @@ extension DomainEvent {
             return [("now", .string(RFC3339.format(record.now))), ("frozen", .bool(record.clock.isFrozen))]
         case .faultFired(let firing):
             return [("fault", .string(firing.faultID)), ("action", .string(firing.action)), ("target", .string(firing.target))]
+        case .faultsInstalled(let faults):
+            return [("faults", .array(faults.map { .object($0.json) }))]
+        case .faultsRemoved(let ids):
+            return [("faults", .array(ids.map(JSONValue.string)))]
         }
     }
 }

@@ -31,7 +31,7 @@ struct EventsEndpoint: Sendable {
         // The operation names the events it caused: its answer is its own records, never
         // another request's that happened at the same time (probe N3). The deliverer read them
         // before the operation returned.
-        let sequences = try domain.state.accountEvent(type, user: user, clientID: clientID)
+        let sequences = try domain.accountEvent(type, user: user, clientID: clientID)
         let ids = sequences.compactMap { notifications?.record(sequence: $0)?.id }
         var answer = JSONObject()
         answer["type"] = .string(type == .accountDelete ? domain.scenario.compatibility.accountDeletionEventType : type.rawValue)
@@ -71,8 +71,8 @@ struct EventsEndpoint: Sendable {
             }
         }
         let page = wait > 0
-            ? await domain.state.awaitEvents(after: after, limit: limit, types: types, seconds: wait)
-            : domain.state.events(after: after, limit: limit, types: types)
+            ? await domain.events.awaitEvents(after: after, limit: limit, types: types, seconds: wait, realTime: domain.owner.realTime)
+            : domain.events.events(after: after, limit: limit, types: types)
         var answer = JSONObject()
         answer["events"] = .array(page.events.map { .object($0.json) })
         answer["last"] = .int(Int64(clamping: page.events.last?.sequence ?? after))

@@ -7,7 +7,7 @@ import MiniHTTP
 /// `GET` lists them (or one, by id) with how often each has fired; `DELETE` removes one, all,
 /// or an incident's (`?incident=NAME`).
 struct FaultsEndpoint: Sendable {
-    let faults: FaultBook
+    let domain: AppleIDDomain
 
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
         guard !request.body.isEmpty, let value = try? JSONParser.parse(request.body) else {
@@ -20,9 +20,9 @@ struct FaultsEndpoint: Sendable {
         } catch {
             throw ControlRequest.Failure(message: error.message, field: error.key)
         }
-        let installed: [FaultBook.Installed]
+        let installed: [InstalledFault]
         do {
-            installed = try faults.add(specs)
+            installed = try domain.installFaults(specs)
         } catch {
             throw ControlRequest.Failure(message: "at most \(FaultSpec.maxCount) faults are installed at once; DELETE some first", field: nil,
                                          status: HTTPStatus(409))
@@ -37,16 +37,16 @@ struct FaultsEndpoint: Sendable {
 
     func list(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
-        return ControlResponse.json(.object(["faults": .array(faults.all.map { .object($0.json) })]))
+        return ControlResponse.json(.object(["faults": .array(domain.faults.map { .object($0.json) })]))
     }
 
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let id = Self.id(request), let fault = faults.fault(id) else { throw Self.unknown(request) }
+        guard let id = Self.id(request), let fault = domain.faults.first(where: { $0.id == id }) else { throw Self.unknown(request) }
         return ControlResponse.json(.object(fault.json))
     }
 
     func remove(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let id = Self.id(request), let fault = faults.remove(id) else { throw Self.unknown(request) }
+        guard let id = Self.id(request), let fault = try? domain.removeFault(id) else { throw Self.unknown(request) }
         return ControlResponse.json(.object(fault.json))
     }
 
@@ -62,7 +62,7 @@ struct FaultsEndpoint: Sendable {
             }
             incident = known
         }
-        return ControlResponse.json(.object(["removed": .int(Int64(faults.removeAll(incident: incident)))]))
+        return ControlResponse.json(.object(["removed": .int(Int64(domain.removeFaults(incident: incident)))]))
     }
 
     private static func id(_ request: HTTPRequest) -> String? {

@@ -12,8 +12,8 @@ struct HealthEndpoint: Sendable {
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         var body = JSONObject()
         body["issuer"] = .string(domain.issuer)
-        body["active_kid"] = domain.state.committedSigningKeyID.map(JSONValue.string) ?? .null
-        guard let failure = domain.state.commitFailure else {
+        body["active_kid"] = domain.publishedKeys.signingKeyID.map(JSONValue.string) ?? .null
+        guard let failure = domain.commitFailure else {
             body["status"] = "ok"
             return ControlResponse.json(.object(body))
         }

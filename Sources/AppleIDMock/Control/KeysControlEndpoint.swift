@@ -15,9 +15,10 @@ struct KeysControlEndpoint: Sendable {
 
     /// Lists every key the mock has known.
     func list(_ request: HTTPRequest) -> HTTPResponse {
+        let (keys, signingKeyID) = domain.keys
         var answer = JSONObject()
-        answer["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
-        answer["keys"] = .array(domain.state.keys.map { record in
+        answer["active_kid"] = signingKeyID.map(JSONValue.string) ?? .null
+        answer["keys"] = .array(keys.map { record in
             var key = JSONObject()
             key["kid"] = .string(record.keyID)
             key["state"] = .string(record.state.rawValue)
@@ -29,18 +30,30 @@ struct KeysControlEndpoint: Sendable {
         return ControlResponse.json(.object(answer))
     }
 
-    /// Publishes a supplied or fresh key (generated on `BlockingWork`'s thread).
+    /// Publishes a supplied or fresh key (the domain generates it off the pool).
     func publish(_ request: HTTPRequest) async throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["kid", "pem"])
         let (kid, pem) = (try body.optionalString("kid", maxBytes: 64), try body.optionalString("pem", maxBytes: 64 * 1024))
-        let keyID = try await domain.blockingWork.run { [domain] in try domain.publishKey(keyID: kid, pem: pem) }
+        if let kid, !ScenarioRules.isKeyID(kid) { throw ControlRequest.Failure(message: ScenarioRules.keyIDExpectation, field: "kid") }
+        var privateKey: RSAPrivateKey?
+        if let pem {
+            let key: RSAPrivateKey
+            do {
+                key = try RSAPrivateKey(pem: pem)
+            } catch {
+                throw ControlRequest.Failure(message: "expected a PEM RSA private key (PKCS#8): \(error)", field: "pem")
+            }
+            guard key.bits == 2048 else { throw ControlRequest.Failure(message: "expected an RSA-2048 key, found \(key.bits) bits", field: "pem") }
+            privateKey = key
+        }
+        let keyID = try await domain.publishKey(keyID: kid, privateKey: privateKey)
         return ControlResponse.json(.object(["kid": .string(keyID), "state": "published"]), status: HTTPStatus(201))
     }
 
-    /// Publishes a fresh key (generated on `BlockingWork`'s thread) and makes it sign.
+    /// Publishes a fresh key (the domain generates it off the pool) and makes it sign.
     func rotate(_ request: HTTPRequest) async throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
-        let (keyID, previous, retired) = try await domain.blockingWork.run { [domain] in try domain.rotateKeys() }
+        let (keyID, previous, retired) = try await domain.rotateKeys()
         return ControlResponse.json(.object(["kid": .string(keyID), "previous": previous.map(JSONValue.string) ?? .null,
                                              "retired": .array(retired.map(JSONValue.string)), "state": "active"]))
     }

@@ -2,5 +2,5 @@ import MiniHTTP
 
 extension AppleIDDomain.NativeSignInError: HTTPResponseError {
     /// `{"error": message, "field": field}`, 400: the control API's bad-input answer.
-    public var response: HTTPResponse { ControlResponse.error(message, field: field, status: .badRequest) }
+    package var response: HTTPResponse { ControlResponse.error(message, field: field, status: .badRequest) }
 }

@@ -7,17 +7,15 @@ import MiniHTTP
 /// Answers `{"active_kid", "now"}`.
 struct ResetEndpoint: Sendable {
     let domain: AppleIDDomain
-    /// Back to the scenario's faults too.
-    let faults: FaultBook
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try ControlRequest(request, known: [])
         // The deliverer reads the reset's event before this returns and abandons what was queued.
-        domain.state.reset()
-        faults.reset()
+        // Faults go back to the scenario's with everything else: they are part of the state.
+        let (signingKeyID, now) = domain.reset()
         var answer = JSONObject()
-        answer["active_kid"] = domain.state.signingKeyID.map(JSONValue.string) ?? .null
-        answer["now"] = .string(RFC3339.format(domain.state.now))
+        answer["active_kid"] = signingKeyID.map(JSONValue.string) ?? .null
+        answer["now"] = .string(RFC3339.format(now))
         return ControlResponse.json(.object(answer))
     }
 }

@@ -34,7 +34,7 @@ struct UsersEndpoint: Sendable {
 
     /// Lists the users in order.
     func list(_ request: HTTPRequest) -> HTTPResponse {
-        ControlResponse.json(.object(["users": .array(domain.state.users.map { .object(json($0)) })]))
+        ControlResponse.json(.object(["users": .array(domain.users.map { .object(json($0)) })]))
     }
 
     /// A user with its identifiers in every team.

@@ -1,8 +1,8 @@
 /// Why an account event could not happen, in the domain's terms; the control API maps the kind
 /// to its status (400, 404, 409).
-public struct AccountEventError: Error, Equatable, Sendable {
+package struct AccountEventError: Error, Equatable, Sendable {
     /// What kind of refusal.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// The input is not an event the mock knows (a bad `type`).
         case invalid
         /// No such user or client.
@@ -12,14 +12,14 @@ public struct AccountEventError: Error, Equatable, Sendable {
     }
 
     /// What kind of refusal.
-    public var kind: Kind
+    package var kind: Kind
     /// What is wrong.
-    public var message: String
+    package var message: String
     /// The field at fault.
-    public var field: String
+    package var field: String
 
     /// A refusal of `kind` naming `field`.
-    public init(_ kind: Kind, message: String, field: String) {
+    package init(_ kind: Kind, message: String, field: String) {
         self.kind = kind
         self.message = message
         self.field = field

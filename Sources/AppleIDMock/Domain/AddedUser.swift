@@ -1,16 +1,16 @@
 /// A user added at runtime with the identifiers Apple gives them in each team of the scenario
 /// (`DomainEvent.userAdded`): computed once, outside the state lock (two SHA-256 per team), so
 /// applying the event hashes nothing.
-public struct AddedUser: Sendable, Equatable {
+package struct AddedUser: Sendable, Equatable {
     /// The person.
-    public let user: Scenario.User
+    package let user: Scenario.User
     /// The user's `sub` in each team, in the scenario's team order.
-    public let subjects: [String]
+    package let subjects: [String]
     /// The user's relay address in each team.
-    public let relayAddresses: [String]
+    package let relayAddresses: [String]
 
     /// `user` with their identifiers in `teams`.
-    public init(user: Scenario.User, teams: [Scenario.Team]) {
+    package init(user: Scenario.User, teams: [Scenario.Team]) {
         self.user = user
         subjects = teams.map { Identity.subject(teamID: $0.teamID, userID: user.id) }
         relayAddresses = teams.map { Identity.relayAddress(teamID: $0.teamID, user: user) }

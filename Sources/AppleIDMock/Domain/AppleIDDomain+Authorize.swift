@@ -2,20 +2,20 @@ import JOSE
 
 extension AppleIDDomain {
     /// The user's choices on the consent page (or in a headless authorize).
-    public struct Approval: Sendable {
+    package struct Approval: Sendable {
         /// Scenario user id.
-        public var userID: String
+        package var userID: String
         /// Hide My Email; nil takes the user's own setting.
-        public var hideEmail: Bool?
+        package var hideEmail: Bool?
         /// Edited first name; nil keeps the scenario's.
-        public var givenName: String?
+        package var givenName: String?
         /// Edited last name; nil keeps the scenario's.
-        public var familyName: String?
+        package var familyName: String?
         /// What the delivered id_token, and the one the code is exchanged for, get wrong (headless authorize only).
-        public var defect: TokenDefect?
+        package var defect: TokenDefect?
 
         /// Choices for `userID`.
-        public init(userID: String, hideEmail: Bool? = nil, givenName: String? = nil, familyName: String? = nil, defect: TokenDefect? = nil) {
+        package init(userID: String, hideEmail: Bool? = nil, givenName: String? = nil, familyName: String? = nil, defect: TokenDefect? = nil) {
             self.userID = userID
             self.defect = defect
             self.hideEmail = hideEmail
@@ -26,7 +26,7 @@ extension AppleIDDomain {
 
     /// Validates authorize parameters as Apple does (apple-reference.md §1.2, §2.2). `duplicated`
     /// names parameters that appeared more than once.
-    public func validateAuthorize(_ parameters: [String: String], duplicated: [String] = []) throws(AuthorizeError) -> AuthorizeRequest {
+    package func validateAuthorize(_ parameters: [String: String], duplicated: [String] = []) throws(AuthorizeError) -> AuthorizeRequest {
         do {
             return try checkAuthorize(parameters, duplicated: duplicated)
         } catch {
@@ -106,7 +106,7 @@ extension AppleIDDomain {
 
     /// The user pressed Continue: a code (and id_token when asked), the state, and on the
     /// first authorization of the app group the `user` JSON string (§1.2, §5).
-    public func approve(_ request: AuthorizeRequest, _ approval: Approval) throws -> Delivery {
+    package func approve(_ request: AuthorizeRequest, _ approval: Approval) throws -> Delivery {
         for (field, value) in [("given_name", approval.givenName), ("family_name", approval.familyName)]
         where (value?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
             throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field,
@@ -118,7 +118,7 @@ extension AppleIDDomain {
                                  codeChallengeMethod: request.codeChallengeMethod, defect: approval.defect)
         let result: GrantResult
         do {
-            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(grant, now: now, &changes) }.0
+            result = try owner.perform { world, now, changes throws(GrantError) in try world.grant(grant, now: now, &changes) }.0
         } catch {
             throw authorizeError(error)
         }
@@ -175,7 +175,7 @@ extension AppleIDDomain {
     }
 
     /// The user pressed Cancel: `error=user_cancelled_authorize` and the state (§2.2 [D]).
-    public func cancel(_ request: AuthorizeRequest) -> Delivery {
+    package func cancel(_ request: AuthorizeRequest) -> Delivery {
         var parameters: [(String, String)] = [("error", "user_cancelled_authorize")]
         if let state = request.state { parameters.append(("state", state)) }
         return Delivery(responseMode: request.responseMode, redirectURI: request.redirectURI, parameters: parameters)

@@ -2,7 +2,7 @@ import JOSE
 
 extension AppleIDDomain {
     /// What kind of token `forge` makes.
-    public enum ForgedKind: String, Sendable, CaseIterable {
+    package enum ForgedKind: String, Sendable, CaseIterable {
         /// An identity token, as `/auth/token` and the authorize callback deliver it.
         case identityToken = "id_token"
         /// A server-to-server notification's JWT (the `payload` Apple posts, §7).
@@ -12,12 +12,12 @@ extension AppleIDDomain {
     /// An identity token for `userID` at `clientID` as a sign-in would give now (changing
     /// nothing), with `overrides` set over its claims (a JSON null removes a claim) and then
     /// `defect` applied.
-    public func forgeIdentityToken(userID: String, clientID: String, nonce: String?, overrides: JSONObject,
+    package func forgeIdentityToken(userID: String, clientID: String, nonce: String?, overrides: JSONObject,
                                    defect: TokenDefect?) throws -> String {
         let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: nil, nonce: nonce, issuesCode: false)
         let result: GrantResult
         do {
-            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
+            result = try owner.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
         } catch {
             throw Self.nativeError(error)
         }
@@ -28,7 +28,7 @@ extension AppleIDDomain {
 
     /// The notification Apple would send the app group of `clientID` about `type` for `userID`
     /// now (§7), changing nothing, with `overrides` over its claims and `defect` applied.
-    public func forgeNotification(type: AccountEventType, userID: String, clientID: String, overrides: JSONObject,
+    package func forgeNotification(type: AccountEventType, userID: String, clientID: String, overrides: JSONObject,
                                   defect: TokenDefect?) throws -> String {
         if defect == .nonceMismatch {
             throw ControlInputError(message: "nonce-mismatch applies to identity tokens only (a notification has no nonce)", field: "defect")
@@ -36,7 +36,7 @@ extension AppleIDDomain {
         guard let entry = clients.entry(clientID) else {
             throw NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id")
         }
-        let (record, key): (AccountEventRecord?, KeyRing.SigningKey?) = state.read { world, now in
+        let (record, key): (AccountEventRecord?, KeyRing.SigningKey?) = owner.read { world, now in
             guard let (resolved, _) = world.resolveUser(userID) else { return (nil, nil) }
             let teamID = entry.team.teamID
             let milliseconds = scenario.compatibility.eventTimeUnit == .milliseconds
@@ -79,7 +79,7 @@ extension AppleIDDomain {
     func sign(claims: JSONObject, with key: KeyRing.SigningKey?, defect: TokenDefect?, nonce: String?) throws -> String {
         guard let key else { throw JOSEError.invalidKey("no signing key is published") }
         var claims = claims
-        let now = claims["iat"]?.intValue ?? state.now
+        let now = claims["iat"]?.intValue ?? now
         let lifetime = max(0, (claims["exp"]?.intValue ?? now) - (claims["iat"]?.intValue ?? now))
         switch defect {
         case .expired:
@@ -110,7 +110,7 @@ extension AppleIDDomain {
             signature[signature.count / 2] ^= 0x01
             return CompactJWS(header: genuine.header, payload: payload, signature: signature).compact
         case .unknownKid:
-            let published = Set(state.keys.map(\.keyID))
+            let published = Set(keys.records.map(\.keyID))
             var kid = "X" + key.keyID
             while published.contains(kid) { kid += "X" }
             return try CompactJWS.signRS256(payload: payload, kid: kid, key: key.privateKey).compact
@@ -130,14 +130,14 @@ extension AppleIDDomain {
     }
 
     /// The issuer `wrong-issuer` writes: a look-alike of Apple's on another host.
-    public static let forgedIssuer = "https://appleid.apple.com.attacker.example"
+    package static let forgedIssuer = "https://appleid.apple.com.attacker.example"
     /// The audience `wrong-audience` writes: another app's client id.
-    public static let forgedAudience = "com.attacker.app"
+    package static let forgedAudience = "com.attacker.app"
 
     /// The most recently retired key when it is still known and not published again, else a key
     /// the mock made for forging and never published (generated once, on first use).
     private func unpublishedKey() throws -> KeyRing.SigningKey {
-        let (retired, published) = state.read { world, _ in (world.lastRetiredKey, Set(world.keys.filter { $0.state != .retired }.map(\.keyID))) }
+        let (retired, published) = owner.read { world, _ in (world.lastRetiredKey, Set(world.keys.filter { $0.state != .retired }.map(\.keyID))) }
         if let retired, !published.contains(retired.keyID) { return retired }
         if let made = forgeryKey.withLock({ $0 }) { return made }
         let made = try KeyRing.generate(keyID: nil, random: .system)

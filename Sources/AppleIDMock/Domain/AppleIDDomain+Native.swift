@@ -2,22 +2,22 @@ import JOSE
 
 extension AppleIDDomain {
     /// What `ASAuthorizationAppleIDCredential` hands an app after a native sign-in.
-    public struct NativeCredential: Sendable, Equatable {
+    package struct NativeCredential: Sendable, Equatable {
         /// `user`: the team-scoped `sub`.
-        public var user: String
+        package var user: String
         /// `identityToken`: an id_token with `c_hash` of the code.
-        public var identityToken: String
+        package var identityToken: String
         /// `authorizationCode`: redeemable at `/auth/token` with the bundle id and no redirect_uri.
-        public var authorizationCode: String
+        package var authorizationCode: String
         /// `email`: first authorization only.
-        public var email: String?
+        package var email: String?
         /// `fullName`: first authorization only, when `name` was requested.
-        public var fullName: (givenName: String, familyName: String)?
+        package var fullName: (givenName: String, familyName: String)?
         /// `realUserStatus`: 0 Unsupported, 1 Unknown, 2 LikelyReal; only meaningful the first time.
-        public var realUserStatus: Int
+        package var realUserStatus: Int
 
         /// Field-wise equality.
-        public static func == (lhs: NativeCredential, rhs: NativeCredential) -> Bool {
+        package static func == (lhs: NativeCredential, rhs: NativeCredential) -> Bool {
             lhs.user == rhs.user && lhs.identityToken == rhs.identityToken && lhs.authorizationCode == rhs.authorizationCode
                 && lhs.email == rhs.email && lhs.fullName?.givenName == rhs.fullName?.givenName
                 && lhs.fullName?.familyName == rhs.fullName?.familyName && lhs.realUserStatus == rhs.realUserStatus
@@ -25,16 +25,16 @@ extension AppleIDDomain {
     }
 
     /// Why a native sign-in request was refused: a message and the field at fault.
-    public struct NativeSignInError: Error, Equatable, Sendable {
+    package struct NativeSignInError: Error, Equatable, Sendable {
         /// What is wrong.
-        public var message: String
+        package var message: String
         /// The request field at fault.
-        public var field: String
+        package var field: String
     }
 
     /// Signs `userID` into the app `clientID` as an iOS device would (apple-reference.md §4, §5).
     /// `defect` spoils the identity token, and the one the code is exchanged for.
-    public func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?,
+    package func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?,
                              defect: TokenDefect? = nil) throws -> NativeCredential {
         guard let entry = clients.entry(clientID) else { throw NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id") }
         guard entry.client.kind == .appID else {
@@ -50,7 +50,7 @@ extension AppleIDDomain {
                                    defect: defect)
         let result: GrantResult
         do {
-            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
+            result = try owner.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
         } catch {
             throw Self.nativeError(error)
         }
@@ -64,11 +64,11 @@ extension AppleIDDomain {
 
     /// An id_token for `userID` at `clientID` as a sign-in would give it now, changing nothing:
     /// the same claims path as every grant (transfer included); no code, no consent.
-    public func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws -> (token: String, claims: IdentityTokenClaims) {
+    package func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws -> (token: String, claims: IdentityTokenClaims) {
         let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: hideEmail, nonce: nonce, issuesCode: false)
         let result: GrantResult
         do {
-            result = try state.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
+            result = try owner.perform { world, now, changes throws(GrantError) in try world.grant(request, now: now, &changes) }.0
         } catch {
             throw Self.nativeError(error)
         }

@@ -4,11 +4,11 @@ extension AppleIDDomain {
     /// forwarding off for the team or deleted their account, and only from a domain or address
     /// the same team registered whose domain passes SPF; any other address is direct mail. One index lookup under the
     /// state lock.
-    public func relayVerdict(sender: String, recipient: String) -> RelayVerdict {
+    package func relayVerdict(sender: String, recipient: String) -> RelayVerdict {
         let address = recipient.lowercased()
         guard RelayDomain(address: address) != nil else { return .direct(address: recipient) }
         let teams = scenario.teams
-        return state.read { world, _ in
+        return owner.read { world, _ in
             guard let (teamID, userID) = world.user(relayAddress: address), let account = world.users[userID] else {
                 return .refuse(relayAddress: address, refusal: .unknownRecipient, reason: "no user has the relay address \(address)")
             }

@@ -2,33 +2,37 @@ import FoundationEssentials
 import JOSE
 import Synchronization
 
-/// The Apple domain: the scenario, the clients, client-secret checks, and the one owner of all
-/// that changes (`state`). Pure logic — no sockets, no HTTP types. Each public operation parses
-/// nothing: it takes decoded input, runs one state operation, and signs outside the lock.
-public final class AppleIDDomain: Sendable {
+/// The Apple domain, and the one door into the mock's state: every operation (sign-in, token,
+/// revoke, migration, account events, the clock, keys, users, faults, reset, relay verdicts,
+/// credential state) and every read is a method here, over the state owner (`owner`, whose
+/// `World` changes only through events) and the record of events its callers read. Pure logic —
+/// no sockets, no HTTP types: methods take decoded input and return values (the endpoints parse
+/// requests and render Apple's answers), run one state operation each, and sign outside the
+/// lock; key generation runs on `blockingWork`, off the I/O loops and the cooperative pool.
+package final class AppleIDDomain: Sendable {
     /// The scenario being served.
-    public let scenario: Scenario
+    package let scenario: Scenario
     /// The `iss` minted into tokens.
-    public let issuer: String
+    package let issuer: String
     /// Every client with its team, tag and app group.
-    public let clients: ClientDirectory
+    package let clients: ClientDirectory
     /// client_secret checks.
-    public let clientSecrets: ClientSecretVerifier
+    package let clientSecrets: ClientSecretVerifier
     /// Everything that changes.
-    public let state: MockState
+    let owner: StateOwner
     /// With `--state`: the file the state is kept in (its writer runs in `MockAssembly`).
     let stateFile: StateFile?
     /// The thread key generation, rotations and clock moves run on, off the pool.
     let blockingWork = BlockingWork()
     /// The key `retired-key` forgeries sign with before any key was retired (made on first use).
     let forgeryKey = Mutex<KeyRing.SigningKey?>(nil)
-    /// The stream fault probabilities are drawn from, derived from `--seed`; nil when unseeded.
-    let faultSeed: SeededRandom?
+    /// How many faults act on requests and on notifications now.
+    let faultCounts = FaultCounts()
     /// What the domain says about what it chose on its own.
     let log: @Sendable (String) -> Void
 
     /// Builds the domain from a configuration: checks the scenario, loads the signing keys.
-    public convenience init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
+    package convenience init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
         try self.init(configuration: configuration, restoring: nil)
     }
 
@@ -56,7 +60,6 @@ public final class AppleIDDomain: Sendable {
         }
         clientSecrets = ClientSecretVerifier(scenario: configuration.scenario, realTime: configuration.realTime)
         let random = configuration.randomSource
-        faultSeed = random.derived("faults")
         var file = restoring
         if restoring == nil, let path = configuration.statePath {
             do {
@@ -78,17 +81,21 @@ public final class AppleIDDomain: Sendable {
             startRing = try Self.loadRing(configuration)
         }
         let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: startRing,
-                                    keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes))
-        state = MockState(context: context, realTime: configuration.realTime, random: random, restored: file?.stored,
-                          persisting: file != nil && restoring == nil)
+                                    keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes),
+                                    faultSeed: random.derived("faults"))
+        owner = StateOwner(context: context, realTime: configuration.realTime, random: random, restored: file?.stored,
+                           barrier: CommitBarrier(enabled: file != nil && restoring == nil))
         if let file, file.stored == nil, restoring == nil {
             do {
-                try file.writeGenesis(state.genesis)
+                try file.writeGenesis(owner.genesis)
             } catch {
                 throw .state(StateFileError(path: file.path, problem: .io(error.description)))
             }
         }
         stateFile = restoring == nil ? file : nil
+        let counts = faultCounts
+        counts.store(owner.read { world, _ in world.faults.counts })
+        owner.events.subscribe { [weak owner] in if let owner { counts.store(owner.read { world, _ in world.faults.counts }) } }
     }
 
     /// The keys a mock starts with: the keys directory's (the scenario's, or `--keys`), topped
@@ -139,8 +146,6 @@ public final class AppleIDDomain: Sendable {
         }
     }
 
-    /// The movable clock.
-    public var clock: ClockHandle { ClockHandle(state: state) }
 
     /// Signs `claims` with `key` as an RS256 compact JWS with header `{"kid":…,"alg":"RS256"}`.
     func sign(_ claims: IdentityTokenClaims, with key: KeyRing.SigningKey?) throws(JOSEError) -> String {

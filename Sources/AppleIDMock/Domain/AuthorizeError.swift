@@ -1,8 +1,8 @@
 /// An `/auth/authorize` configuration error: never redirected, shown on Apple's error page or,
 /// with `authorize_error_format: "json"`, answered as TN3107 documents (apple-reference.md §2.2).
-public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// How the error is answered: the scenario's `authorize_error_format` and status.
-    public enum Rendering: Sendable, Equatable {
+    package enum Rendering: Sendable, Equatable {
         /// Apple's HTML page with this status.
         case page(status: Int)
         /// TN3107's `{"error": …}` JSON with this status.
@@ -12,22 +12,22 @@ public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     /// Apple's page code (`invalid_request`, `invalid_scope`, …).
-    public var code: String
+    package var code: String
     /// Apple's message where known.
-    public var message: String
+    package var message: String
     /// The parameter at fault.
-    public var field: String
+    package var field: String
     /// TN3107's code for the same fault: `invalid_client` (unknown client), `unauthorized_client`
     /// (redirect_uri wrong or missing), `invalid_scope`, else `invalid_request`.
-    public var jsonCode: String
+    package var jsonCode: String
     /// How to answer; set by the domain from the scenario.
-    public var rendering: Rendering = .page(status: 400)
+    package var rendering: Rendering = .page(status: 400)
     /// Why the mock refused, in the developer's terms: written to the log, never into Apple's
     /// page or JSON, and no part of equality.
-    public var reason: String?
+    package var reason: String?
 
     /// An error with Apple's code, message and the field at fault; the JSON code is the page code.
-    public init(code: String, message: String, field: String, jsonCode: String? = nil) {
+    package init(code: String, message: String, field: String, jsonCode: String? = nil) {
         self.code = code
         self.message = message
         self.field = field
@@ -54,13 +54,13 @@ public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     /// The code the answer carries: the page's, or TN3107's in JSON.
-    public var answeredCode: String {
+    package var answeredCode: String {
         if case .json = rendering { return jsonCode }
         return code
     }
 
     /// Equal when Apple's answer is (the reason does not count).
-    public static func == (lhs: AuthorizeError, rhs: AuthorizeError) -> Bool {
+    package static func == (lhs: AuthorizeError, rhs: AuthorizeError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.field == rhs.field && lhs.jsonCode == rhs.jsonCode
             && lhs.rendering == rhs.rendering
     }
@@ -75,5 +75,5 @@ public struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     /// `code: message`.
-    public var description: String { "\(code): \(message)" }
+    package var description: String { "\(code): \(message)" }
 }

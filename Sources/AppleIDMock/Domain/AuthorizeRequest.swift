@@ -1,31 +1,31 @@
 /// A validated `/auth/authorize` request (apple-reference.md §1.2).
-public struct AuthorizeRequest: Sendable, Equatable {
+package struct AuthorizeRequest: Sendable, Equatable {
     /// Longest `state`, `nonce` or edited name accepted, in UTF-8 bytes. Apple's own limits are
     /// unknown and real clients send long values (a 195-character `state` is seen from a
     /// published library), so the bound is generous; it keeps a pending code small (probe F5).
-    public static let maxStringBytes = 1024
+    package static let maxStringBytes = 1024
 
     /// The Services ID.
-    public var clientID: String
+    package var clientID: String
     /// Exactly one of the Services ID's registered return URLs.
-    public var redirectURI: String
+    package var redirectURI: String
     /// Whether an id_token is delivered with the code (`code id_token`).
-    public var wantsIDToken: Bool
+    package var wantsIDToken: Bool
     /// `query`, `fragment` or `form_post`.
-    public var responseMode: String
+    package var responseMode: String
     /// Requested scopes in order (`openid`, `name`, `email`).
-    public var scopes: [String]
+    package var scopes: [String]
     /// Echoed back unchanged.
-    public var state: String?
+    package var state: String?
     /// Echoed into the id_token.
-    public var nonce: String?
+    package var nonce: String?
     /// PKCE challenge.
-    public var codeChallenge: String?
+    package var codeChallenge: String?
     /// PKCE method, `S256` or `plain`.
-    public var codeChallengeMethod: String?
+    package var codeChallengeMethod: String?
 
     /// The parameters that reproduce this request (for the consent page's hidden fields).
-    public var parameters: [(String, String)] {
+    package var parameters: [(String, String)] {
         var out: [(String, String)] = [("client_id", clientID), ("redirect_uri", redirectURI),
                                        ("response_type", wantsIDToken ? "code id_token" : "code"), ("response_mode", responseMode)]
         if !scopes.isEmpty { out.append(("scope", scopes.joined(separator: " "))) }
@@ -37,25 +37,25 @@ public struct AuthorizeRequest: Sendable, Equatable {
     }
 
     /// Equality over every field.
-    public static func == (lhs: AuthorizeRequest, rhs: AuthorizeRequest) -> Bool {
+    package static func == (lhs: AuthorizeRequest, rhs: AuthorizeRequest) -> Bool {
         lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
     }
 }
 
 /// Where and how the authorization response reaches the client (§1.2 "Response delivery").
-public struct Delivery: Sendable, Equatable {
+package struct Delivery: Sendable, Equatable {
     /// `query`, `fragment` or `form_post`.
-    public var responseMode: String
+    package var responseMode: String
     /// The registered return URL.
-    public var redirectURI: String
+    package var redirectURI: String
     /// Response parameters in order.
-    public var parameters: [(String, String)]
+    package var parameters: [(String, String)]
 
     /// `GET` for a redirect, `POST` for form_post.
-    public var method: String { responseMode == "form_post" ? "POST" : "GET" }
+    package var method: String { responseMode == "form_post" ? "POST" : "GET" }
 
     /// Equality over every field.
-    public static func == (lhs: Delivery, rhs: Delivery) -> Bool {
+    package static func == (lhs: Delivery, rhs: Delivery) -> Bool {
         lhs.responseMode == rhs.responseMode && lhs.redirectURI == rhs.redirectURI && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
     }
 }

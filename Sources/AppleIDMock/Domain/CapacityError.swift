@@ -1,14 +1,14 @@
 /// The mock holds as many pending authorization codes as it will (`CodeStore.capacity`): the
 /// request is refused rather than memory grown (probe finding F5). Rendered as a 503.
-public struct CapacityError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct CapacityError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is full and what to do about it.
-    public var message: String
+    package var message: String
 
     /// The error for a full code store.
-    public static func codes(_ capacity: Int) -> CapacityError {
+    package static func codes(_ capacity: Int) -> CapacityError {
         CapacityError(message: "the mock holds \(capacity) unredeemed authorization codes; redeem them or let them expire")
     }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -2,23 +2,23 @@ import JOSE
 
 /// Every client of the scenario with its team, its stable tag (carried inside tokens) and its
 /// app group (the primary App ID whose consent it shares, apple-reference.md §5).
-public struct ClientDirectory: Sendable {
+package struct ClientDirectory: Sendable {
     /// One registered client.
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// 48 bits of SHA-256 of the client id: stable however the scenario is reordered or grown.
-        public var tag: UInt64
+        package var tag: UInt64
         /// The owning team.
-        public var team: Scenario.Team
+        package var team: Scenario.Team
         /// The client.
-        public var client: Scenario.Client
+        package var client: Scenario.Client
         /// The primary App ID of its group.
-        public var groupID: String
+        package var groupID: String
     }
 
     /// Two client ids whose tags collide (astronomically unlikely; refused at start).
-    public struct TagCollision: Error, Equatable, Sendable {
+    package struct TagCollision: Error, Equatable, Sendable {
         /// The two client ids.
-        public var first: String, second: String
+        package var first: String, second: String
     }
 
     private let byID: [String: Entry]
@@ -26,7 +26,7 @@ public struct ClientDirectory: Sendable {
     private let teams: [String: Scenario.Team]
 
     /// Indexes the scenario's clients.
-    public init(scenario: Scenario) throws(TagCollision) {
+    package init(scenario: Scenario) throws(TagCollision) {
         var byID: [String: Entry] = [:]
         var byTag: [UInt64: Entry] = [:]
         var teams: [String: Scenario.Team] = [:]
@@ -53,21 +53,21 @@ public struct ClientDirectory: Sendable {
     }
 
     /// The stable tag of a client id.
-    public static func tag(of clientID: String) -> UInt64 {
+    package static func tag(of clientID: String) -> UInt64 {
         SHA256.hash(Array("client|\(clientID)".utf8)).prefix(6).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// The client with this exact id.
-    public func entry(_ clientID: String) -> Entry? { byID[clientID] }
+    package func entry(_ clientID: String) -> Entry? { byID[clientID] }
 
     /// The client with this tag.
-    public func entry(tag: UInt64) -> Entry? { byTag[tag] }
+    package func entry(tag: UInt64) -> Entry? { byTag[tag] }
 
     /// The team with this id.
-    public func team(_ teamID: String) -> Scenario.Team? { teams[teamID] }
+    package func team(_ teamID: String) -> Scenario.Team? { teams[teamID] }
 
     /// The first client of the first team (scenario rules guarantee one), for defaults.
-    public func first(of scenario: Scenario) -> Entry? {
+    package func first(of scenario: Scenario) -> Entry? {
         scenario.teams.first?.clients.first.flatMap { entry($0.clientID) }
     }
 }

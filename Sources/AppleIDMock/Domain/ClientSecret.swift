@@ -1,13 +1,13 @@
 import JOSE
 
 /// The ES256 `client_secret` JWT a backend sends to `/auth/token` (apple-reference.md §3).
-public enum ClientSecret {
+package enum ClientSecret {
     /// Apple's hard limit on `exp` ahead of now: about six months.
-    public static let maxLifetime = 15_777_000
+    package static let maxLifetime = 15_777_000
 
     /// Mints a client secret: header `{"alg":"ES256","kid":keyID}`, claims
     /// `iss` team, `iat`, `exp`, `aud` `https://appleid.apple.com`, `sub` client id.
-    public static func make(teamID: String, keyID: String, clientID: String, privateKey: P256PrivateKey,
+    package static func make(teamID: String, keyID: String, clientID: String, privateKey: P256PrivateKey,
                             issuedAt: Int64, lifetime: Int = 3600, audience: String = "https://appleid.apple.com") throws(JOSEError) -> String {
         var header = JSONObject()
         header["alg"] = "ES256"

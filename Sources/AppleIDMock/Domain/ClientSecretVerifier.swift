@@ -8,9 +8,9 @@ import Synchronization
 /// it, as Go's golang-jwt writes it), `exp` in the future but at most 15777000 s ahead, `iat` not
 /// in the future. Every failure is `invalid_client` with no description; its
 /// `reason` tells the developer which rule failed.
-public struct ClientSecretVerifier: Sendable {
+package struct ClientSecretVerifier: Sendable {
     /// Apple's audience for client secrets.
-    public static let audience = "https://appleid.apple.com"
+    package static let audience = "https://appleid.apple.com"
 
     private let keys: [String: [String: P256PublicKey]]
     private let leeway: Int64
@@ -21,7 +21,7 @@ public struct ClientSecretVerifier: Sendable {
 
     /// A verifier for the scenario's teams and their developer keys; `realTime` is the system
     /// clock, read when the scenario checks secrets against real time and to word a refusal.
-    public init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    package init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         var keys: [String: [String: P256PublicKey]] = [:]
         for team in scenario.teams {
             for key in team.developerKeys {
@@ -37,14 +37,14 @@ public struct ClientSecretVerifier: Sendable {
 
     /// The claims of `secret` once its signature is checked (no clock involved), so the time
     /// checks can run inside the operation that uses the clock; throws `invalid_client`.
-    public func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
+    package func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
         if let claims = verified.claims(of: secret, teamID: teamID) { return claims }
         return try verifySignature(secret, teamID: teamID)
     }
 
     /// Checks signed claims for `clientID` of `teamID` at mock time `now` (or real time, as the
     /// scenario's `client_secret_clock` says); throws `invalid_client`.
-    public func check(_ claims: JSONObject, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
+    package func check(_ claims: JSONObject, clientID: String, teamID: String, now: Int64) throws(OAuthError) {
         let at = clock == .mock ? now : Self.seconds(realTime())
         guard let fault = fault(claims, clientID: clientID, teamID: teamID, at: at) else { return }
         throw .invalidClient.because(reason(fault, claims: claims, clientID: clientID, teamID: teamID, at: at))

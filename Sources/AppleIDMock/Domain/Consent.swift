@@ -1,18 +1,18 @@
 /// What a user agreed to the first time they signed in to an app group (apple-reference.md §5,
 /// §6). Consent is shared by an App ID and everything grouped under it; tokens name the consent
 /// they were issued under, so they die with it.
-public struct Consent: Sendable, Equatable {
+package struct Consent: Sendable, Equatable {
     /// Identifies a consent: the user, and the team's app group (its primary App ID).
-    public struct Key: Hashable, Sendable {
+    package struct Key: Hashable, Sendable {
         /// Team ID.
-        public var teamID: String
+        package var teamID: String
         /// The primary App ID of the group.
-        public var groupID: String
+        package var groupID: String
         /// User id.
-        public var userID: String
+        package var userID: String
 
         /// A key from its parts.
-        public init(teamID: String, groupID: String, userID: String) {
+        package init(teamID: String, groupID: String, userID: String) {
             self.teamID = teamID
             self.groupID = groupID
             self.userID = userID
@@ -20,7 +20,7 @@ public struct Consent: Sendable, Equatable {
     }
 
     /// Who ended a consent, which decides the refresh error (§2.1, open question 7).
-    public enum Revocation: String, Sendable, Equatable {
+    package enum Revocation: String, Sendable, Equatable {
         /// The app called `/auth/revoke`.
         case byApp = "app"
         /// The user stopped using Sign in with Apple for the app (or deleted the account).
@@ -28,11 +28,11 @@ public struct Consent: Sendable, Equatable {
     }
 
     /// Unique for every grant, never reused (not even across resets): a re-consent is a new id.
-    public var id: UInt32
+    package var id: UInt32
     /// Scopes granted (`name`, `email`).
-    public var scopes: Set<String>
+    package var scopes: Set<String>
     /// Whether the user chose Hide My Email.
-    public var hideEmail: Bool
+    package var hideEmail: Bool
     /// When it was granted.
-    public var grantedAt: Int64
+    package var grantedAt: Int64
 }

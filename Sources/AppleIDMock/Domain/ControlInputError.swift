@@ -1,7 +1,7 @@
 /// Bad input to a control operation: what is wrong and the field at fault (400).
-public struct ControlInputError: Error, Equatable, Sendable {
+package struct ControlInputError: Error, Equatable, Sendable {
     /// What is wrong.
-    public var message: String
+    package var message: String
     /// The field at fault.
-    public var field: String
+    package var field: String
 }

@@ -11,13 +11,17 @@ struct DomainContext: Sendable {
     let keySeed: SeededRandom?
     /// Most codes held unredeemed at once.
     let codeCapacity: Int
+    /// With `--seed`: where fault probabilities are drawn from (fresh entropy otherwise).
+    let faultSeed: SeededRandom?
     /// The scenario's users by `sub` and relay address, shared by every `World` (start, reset);
     /// made at the first lookup, so a mock that is never asked hashes nothing and touches no
     /// digest code (idle memory is a benchmark target).
     let scenarioUserIndex: ScenarioUserIndex
 
     /// The context of `scenario`.
-    init(scenario: Scenario, clients: ClientDirectory, issuer: String, ring: KeyRing, keySeed: SeededRandom?, codeCapacity: Int) {
+    init(scenario: Scenario, clients: ClientDirectory, issuer: String, ring: KeyRing, keySeed: SeededRandom?, codeCapacity: Int,
+         faultSeed: SeededRandom? = nil) {
+        self.faultSeed = faultSeed
         self.scenario = scenario
         self.clients = clients
         self.issuer = issuer

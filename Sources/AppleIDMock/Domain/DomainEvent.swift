@@ -3,7 +3,7 @@
 /// the recorded events rebuild the same `World` (a replay). Operations decide events without
 /// changing anything; the state owner applies them only when the operation succeeds (all or
 /// nothing). Everything that reacts — notifications, the event feed — reads events.
-public enum DomainEvent: Sendable, Equatable {
+package enum DomainEvent: Sendable, Equatable {
     /// A user authorized an app group for the first time (or again after a revocation).
     case consentGranted(ConsentGrant)
     /// A consent ended: by the app (`/auth/revoke`) or by the user.
@@ -40,30 +40,40 @@ public enum DomainEvent: Sendable, Equatable {
     case timelineEventRefused(index: Int, message: String)
     /// Everything went back to the scenario's initial state, with a new token MAC secret.
     case reset(ResetRecord)
-    /// An injected fault acted on a request or a notification (it changes nothing in the world).
+    /// An injected fault acted on a request or a notification; it carries the fault's counts after.
     case faultFired(FaultFiring)
+    /// Faults were installed (one, or an incident's), numbered on from the last.
+    case faultsInstalled([InstalledFault])
+    /// Faults were removed.
+    case faultsRemoved(ids: [String])
 }
 
 /// A fault that fired: which, what it did, and to what.
-public struct FaultFiring: Sendable, Equatable {
+package struct FaultFiring: Sendable, Equatable {
     /// The fault's id (`f1`, …).
-    public var faultID: String
+    package var faultID: String
     /// Its action's name (`respond`, `delay`, `drop`, …).
-    public var action: String
+    package var action: String
     /// What it acted on: `POST /auth/token`, or `notification consent-revoked`.
-    public var target: String
+    package var target: String
+    /// How often the fault had fired, this firing included.
+    package var fired: Int?
+    /// Its firings left after this one, for a `times` fault.
+    package var remaining: Int?
 
-    /// A firing.
-    public init(faultID: String, action: String, target: String) {
+    /// A firing, with the fault's counts after it (nil in a state file written before they were kept).
+    package init(faultID: String, action: String, target: String, fired: Int? = nil, remaining: Int? = nil) {
         self.faultID = faultID
         self.action = action
         self.target = target
+        self.fired = fired
+        self.remaining = remaining
     }
 }
 
 extension DomainEvent {
     /// The event's name in the feed and in `type=` filters.
-    public var name: String {
+    package var name: String {
         switch self {
         case .consentGranted: "consent-granted"
         case .consentRevoked: "consent-revoked"
@@ -84,12 +94,14 @@ extension DomainEvent {
         case .timelineEventRefused: "timeline-event-refused"
         case .reset: "reset"
         case .faultFired: "fault-fired"
+        case .faultsInstalled: "faults-installed"
+        case .faultsRemoved: "faults-removed"
         }
     }
 
     /// Every event name, for messages and validation of `type=`.
-    public static let names = ["consent-granted", "consent-revoked", "code-issued", "code-redeemed", "codes-expired", "tokens-issued",
+    package static let names = ["consent-granted", "consent-revoked", "code-issued", "code-redeemed", "codes-expired", "tokens-issued",
                                "key-published", "key-activated", "key-retired", "key-schedule-advanced", "clock-changed", "user-added",
                                "transfer-started", "account-deleted", "relay-forwarding-changed", "account-event",
-                               "timeline-event-refused", "reset", "fault-fired"]
+                               "timeline-event-refused", "reset", "fault-fired", "faults-installed", "faults-removed"]
 }

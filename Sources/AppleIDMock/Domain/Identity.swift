@@ -3,9 +3,9 @@ import JOSE
 /// Apple's per-team identifiers for a user (apple-reference.md §6): the pairwise `sub` and the
 /// private relay address, both stable per user per team and different across teams. Derived
 /// from the ids with SHA-256, so they survive restarts and are the same on every machine.
-public enum Identity {
+package enum Identity {
     /// `NNNNNN.<32 hex>.NNNN`, e.g. `001624.47f6800a06bb4eb0b1baa142361e00c3.1452` (§4).
-    public static func subject(teamID: String, userID: String) -> String {
+    package static func subject(teamID: String, userID: String) -> String {
         #if DEBUG
         derivationCounter?.increment()
         #endif
@@ -17,13 +17,13 @@ public enum Identity {
     }
 
     /// The user's relay address in the team, on the user's relay domain.
-    public static func relayAddress(teamID: String, user: Scenario.User) -> String {
+    package static func relayAddress(teamID: String, user: Scenario.User) -> String {
         relayAddress(teamID: teamID, userID: user.id, domain: user.relayDomain)
     }
 
     /// Ten lower-case letters and digits at the relay domain, e.g. `ep9ks2tnph@privaterelay.appleid.com`
     /// (§6). The local part depends on the team and user only.
-    public static func relayAddress(teamID: String, userID: String, domain: RelayDomain) -> String {
+    package static func relayAddress(teamID: String, userID: String, domain: RelayDomain) -> String {
         #if DEBUG
         derivationCounter?.increment()
         #endif
@@ -33,7 +33,7 @@ public enum Identity {
     }
 
     /// Whether `email` is a private relay address, on either relay domain.
-    public static func isRelayAddress(_ email: String) -> Bool {
+    package static func isRelayAddress(_ email: String) -> Bool {
         RelayDomain(address: email) != nil
     }
 }

@@ -3,38 +3,38 @@ import JOSE
 /// The claims of an id_token, written in the order Apple writes them (apple-reference.md §4):
 /// `iss, aud, exp, iat, sub, [transfer_sub], [nonce], [c_hash|at_hash], [email, email_verified,
 /// is_private_email], [auth_time], nonce_supported, [real_user_status]`.
-public struct IdentityTokenClaims: Sendable, Equatable {
+package struct IdentityTokenClaims: Sendable, Equatable {
     /// `iss`.
-    public var issuer: String
+    package var issuer: String
     /// `aud`: the client id the token was issued to (bundle id or Services ID), a single string.
-    public var audience: String
+    package var audience: String
     /// `sub`.
-    public var subject: String
+    package var subject: String
     /// `iat`.
-    public var issuedAt: Int64
+    package var issuedAt: Int64
     /// `exp`.
-    public var expiresAt: Int64
+    package var expiresAt: Int64
     /// `transfer_sub`, during the 60 days after a team transfer (§8).
-    public var transferSubject: String?
+    package var transferSubject: String?
     /// `nonce`, echoed verbatim when the request carried one.
-    public var nonce: String?
+    package var nonce: String?
     /// `c_hash`: on native and authorize-issued tokens.
-    public var codeHash: String?
+    package var codeHash: String?
     /// `at_hash`: on tokens from a code exchange.
-    public var accessTokenHash: String?
+    package var accessTokenHash: String?
     /// `email` (real or relay).
-    public var email: String?
+    package var email: String?
     /// `email_verified`; Apple's addresses are always verified.
-    public var emailVerified = true
+    package var emailVerified = true
     /// `auth_time`: absent after a refresh.
-    public var authTime: Int64?
+    package var authTime: Int64?
     /// `nonce_supported`: always `true` today.
-    public var nonceSupported = true
+    package var nonceSupported = true
     /// `real_user_status`: native first sign-in only.
-    public var realUserStatus: Int?
+    package var realUserStatus: Int?
 
     /// Claims with the required parts; the rest default to absent.
-    public init(issuer: String, audience: String, subject: String, issuedAt: Int64, expiresAt: Int64) {
+    package init(issuer: String, audience: String, subject: String, issuedAt: Int64, expiresAt: Int64) {
         self.issuer = issuer
         self.audience = audience
         self.subject = subject
@@ -43,7 +43,7 @@ public struct IdentityTokenClaims: Sendable, Equatable {
     }
 
     /// The claims object; boolean claims encoded as the compatibility knobs say (§4, open question 1).
-    public func json(_ compatibility: Compatibility) -> JSONObject {
+    package func json(_ compatibility: Compatibility) -> JSONObject {
         var claims = JSONObject()
         claims["iss"] = .string(issuer)
         claims["aud"] = .string(audience)
@@ -67,7 +67,7 @@ public struct IdentityTokenClaims: Sendable, Equatable {
     }
 
     /// OpenID Connect Core §3.1.3.6 / §3.3.2.11: base64url of the left half of SHA-256(value).
-    public static func halfHash(_ value: String) -> String {
+    package static func halfHash(_ value: String) -> String {
         Base64URL.encode(SHA256.hash(Array(value.utf8)).prefix(16))
     }
 

@@ -1,7 +1,7 @@
 /// One signing key's life at the mock: published, signing, retired, and when each happened.
-public struct KeyRecord: Sendable {
+package struct KeyRecord: Sendable {
     /// Where a key is in its life.
-    public enum State: String, Sendable, Equatable {
+    package enum State: String, Sendable, Equatable {
         /// At `/auth/keys`, not signing.
         case published
         /// At `/auth/keys` and signing new tokens.
@@ -11,17 +11,17 @@ public struct KeyRecord: Sendable {
     }
 
     /// The `kid`.
-    public let keyID: String
+    package let keyID: String
     /// The key; dropped once retired.
-    public private(set) var key: KeyRing.SigningKey?
+    package private(set) var key: KeyRing.SigningKey?
     /// Where it is now.
-    public private(set) var state: State
+    package private(set) var state: State
     /// When it was published (mock time).
-    public let publishedAt: Int64
+    package let publishedAt: Int64
     /// When it last began signing.
-    public private(set) var activatedAt: Int64?
+    package private(set) var activatedAt: Int64?
     /// When it was retired.
-    public private(set) var retiredAt: Int64?
+    package private(set) var retiredAt: Int64?
 
     /// A key published at `publishedAt`, signing from `activatedAt` when given.
     init(key: KeyRing.SigningKey, publishedAt: Int64, activatedAt: Int64?) {

@@ -7,36 +7,36 @@ import Synchronization
 /// and generated to make up the count. Immutable: which keys are published and which signs at
 /// run time belongs to the state owner (`MockState`), which starts from this ring and returns
 /// to it on reset.
-public struct KeyRing: Sendable {
+package struct KeyRing: Sendable {
     /// One signing key with its id.
-    public struct SigningKey: Sendable, Equatable {
+    package struct SigningKey: Sendable, Equatable {
         /// The `kid`.
-        public let keyID: String
+        package let keyID: String
         /// The private key.
-        public let privateKey: RSAPrivateKey
+        package let privateKey: RSAPrivateKey
         /// Its public JWK, compact JSON bytes.
         let jwkBytes: [UInt8]
 
         /// Wraps a key; computes its JWK once.
-        public init(keyID: String, privateKey: RSAPrivateKey) {
+        package init(keyID: String, privateKey: RSAPrivateKey) {
             self.keyID = keyID
             self.privateKey = privateKey
             self.jwkBytes = JSONWriter.compact(JWK(kid: keyID, publicKey: privateKey.publicKey).json)
         }
 
         /// The same kid and public key (the private half follows from it).
-        public static func == (lhs: SigningKey, rhs: SigningKey) -> Bool {
+        package static func == (lhs: SigningKey, rhs: SigningKey) -> Bool {
             lhs.keyID == rhs.keyID && lhs.jwkBytes == rhs.jwkBytes
         }
     }
 
     /// The keys in their stored order.
-    public let keys: [SigningKey]
+    package let keys: [SigningKey]
     /// The key that signs at start.
-    public let activeKey: SigningKey
+    package let activeKey: SigningKey
 
     /// A ring of `keys` signing with `activeKeyID` (the first key when nil).
-    public init(keys: [SigningKey], activeKeyID: String? = nil) throws(KeyRingError) {
+    package init(keys: [SigningKey], activeKeyID: String? = nil) throws(KeyRingError) {
         guard let first = keys.first else { throw .noKeys }
         let active = activeKeyID ?? first.keyID
         guard let key = keys.first(where: { $0.keyID == active }) else { throw .unknownKeyID(active) }
@@ -46,7 +46,7 @@ public struct KeyRing: Sendable {
 
     /// Loads `<kid>.pem` files from `directory` (sorted by name, at most `count`), then
     /// generates the rest in memory with Apple-style 10-character ids.
-    public static func load(count: Int, directory: String?, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
+    package static func load(count: Int, directory: String?, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
         var keys: [SigningKey] = []
         if let directory {
             guard BoundedFile.isDirectory(directory) else { throw .directoryMissing(directory) }
@@ -90,13 +90,13 @@ public struct KeyRing: Sendable {
     }
 
     /// The `<kid>.pem` file names in `directory`, sorted (none when it cannot be read).
-    public static func keyFileNames(in directory: String) -> [String] {
+    package static func keyFileNames(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
     }
 
     /// The built-in copies of the committed `Keys/signing` keys (`BuiltInKeys.signing`, at most
     /// `count`, same kids and order as the files), then generated keys to make up the count.
-    public static func builtIn(count: Int, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
+    package static func builtIn(count: Int, activeKeyID: String?, random: RandomSource = .system) throws(KeyRingError) -> KeyRing {
         var keys = try parse(BuiltInKeys.signing.prefix(count).map { ("built-in \(Scenario.SigningKeys.defaultDirectory)/\($0.keyID).pem", $0.keyID, $0.pem) })
         try topUp(&keys, to: count, random: random)
         return try KeyRing(keys: keys, activeKeyID: activeKeyID)
@@ -129,7 +129,7 @@ public struct KeyRing: Sendable {
     }
 
     /// A fresh RSA-2048 key with a random 10-character id like Apple's, or `keyID` when given.
-    public static func generate(keyID: String? = nil, random: RandomSource = .system) throws(KeyRingError) -> SigningKey {
+    package static func generate(keyID: String? = nil, random: RandomSource = .system) throws(KeyRingError) -> SigningKey {
         var random = random
         do {
             return SigningKey(keyID: keyID ?? random.alphanumeric(10), privateKey: try RSAPrivateKey.generate(bits: 2048))

@@ -3,63 +3,63 @@ import JOSE
 /// An error from Apple's token, revoke and migration endpoints (apple-reference.md §2.1):
 /// always HTTP 400, `{"error": code}` plus `error_description` only where Apple sends one.
 /// The developer-facing `reason` rides along for the log and never reaches Apple's body.
-public struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// One of `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
     /// `unsupported_grant_type`, `invalid_scope`.
-    public var code: String
+    package var code: String
     /// Apple's description, when Apple gives one.
-    public var errorDescription: String?
+    package var errorDescription: String?
     /// Why the mock refused, in the developer's terms (`client_secret sub is … but client_id is
     /// …`): written to the log, never into Apple's body, and no part of equality. Built only on
     /// the refusal path; user-controlled values in it are clipped (`LogText.clip`).
-    public var reason: String?
+    package var reason: String?
 
     /// An error with an optional description.
-    public init(_ code: String, _ description: String? = nil) {
+    package init(_ code: String, _ description: String? = nil) {
         self.code = code
         self.errorDescription = description
     }
 
     /// The same error carrying `reason`.
-    public func because(_ reason: String) -> OAuthError {
+    package func because(_ reason: String) -> OAuthError {
         var copy = self
         copy.reason = reason
         return copy
     }
 
     /// Equal when Apple's answer is: code and description (the reason does not count).
-    public static func == (lhs: OAuthError, rhs: OAuthError) -> Bool {
+    package static func == (lhs: OAuthError, rhs: OAuthError) -> Bool {
         lhs.code == rhs.code && lhs.errorDescription == rhs.errorDescription
     }
 
     /// `invalid_request`.
-    public static let invalidRequest = OAuthError("invalid_request")
+    package static let invalidRequest = OAuthError("invalid_request")
     /// `invalid_client` — Apple never describes it (§3).
-    public static let invalidClient = OAuthError("invalid_client")
+    package static let invalidClient = OAuthError("invalid_client")
     /// `invalid_grant` with no description.
-    public static let invalidGrant = OAuthError("invalid_grant")
+    package static let invalidGrant = OAuthError("invalid_grant")
     /// `unsupported_grant_type`.
-    public static let unsupportedGrantType = OAuthError("unsupported_grant_type")
+    package static let unsupportedGrantType = OAuthError("unsupported_grant_type")
     /// `invalid_scope`.
-    public static let invalidScope = OAuthError("invalid_scope")
+    package static let invalidScope = OAuthError("invalid_scope")
 
     /// `The code has already been used.` (§2.1 [O]).
-    public static let codeAlreadyUsed = OAuthError("invalid_grant", "The code has already been used.")
+    package static let codeAlreadyUsed = OAuthError("invalid_grant", "The code has already been used.")
     /// `The code has expired or has been revoked.` (§2.1 [O]).
-    public static let codeExpired = OAuthError("invalid_grant", "The code has expired or has been revoked.")
+    package static let codeExpired = OAuthError("invalid_grant", "The code has expired or has been revoked.")
 
     /// `client_id mismatch. The code was not issued to <client_id>.` (§2.1 [O]).
-    public static func clientMismatch(_ clientID: String) -> OAuthError {
+    package static func clientMismatch(_ clientID: String) -> OAuthError {
         OAuthError("invalid_grant", "client_id mismatch. The code was not issued to \(clientID).")
     }
 
     /// `redirect_uri mismatch. The code was not issued to <redirect_uri>.` (§2.1 [O]).
-    public static func redirectMismatch(_ redirectURI: String) -> OAuthError {
+    package static func redirectMismatch(_ redirectURI: String) -> OAuthError {
         OAuthError("invalid_grant", "redirect_uri mismatch. The code was not issued to \(redirectURI).")
     }
 
     /// The JSON body.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var object = JSONObject()
         object["error"] = .string(code)
         if let errorDescription { object["error_description"] = .string(errorDescription) }
@@ -67,5 +67,5 @@ public struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `code: description`.
-    public var description: String { errorDescription.map { "\(code): \($0)" } ?? code }
+    package var description: String { errorDescription.map { "\(code): \($0)" } ?? code }
 }

@@ -4,7 +4,7 @@ import JOSE
 /// advances it only inside operations that succeed, so draws happen in the order operations run
 /// and no OpenSSL refill happens under the state lock (the stream is HMAC-SHA-256 over a counter,
 /// seeded once from system entropy, or from `--seed` for runs that repeat byte for byte).
-public struct RandomSource: Sendable {
+package struct RandomSource: Sendable {
     private enum Kind: Sendable {
         /// A fresh stream from system entropy per use (`system` before the state owner resolves it).
         case entropy
@@ -18,15 +18,15 @@ public struct RandomSource: Sendable {
 
     /// A source producing `count` bytes per call of `bytes`: for tests; it runs wherever draws
     /// happen, inside the state lock too.
-    public init(bytes: @escaping @Sendable (Int) -> [UInt8]) {
+    package init(bytes: @escaping @Sendable (Int) -> [UInt8]) {
         kind = .custom(bytes)
     }
 
     /// System randomness: a stream seeded from OpenSSL's CSPRNG where the state owner is made.
-    public static let system = RandomSource(kind: .entropy)
+    package static let system = RandomSource(kind: .entropy)
 
     /// The same stream every time for `seed` (`serve --seed`).
-    public static func seeded(_ seed: UInt64) -> RandomSource { RandomSource(kind: .stream(SeededRandom(seed: seed))) }
+    package static func seeded(_ seed: UInt64) -> RandomSource { RandomSource(kind: .stream(SeededRandom(seed: seed))) }
 
     /// A source drawing from `stream`.
     init(stream: SeededRandom) {
@@ -51,7 +51,7 @@ public struct RandomSource: Sendable {
 
     /// This source ready to be kept and advanced: `system` becomes a stream seeded now from
     /// OpenSSL (call it outside any lock); the others are returned as they are.
-    public func resolved() -> RandomSource {
+    package func resolved() -> RandomSource {
         guard case .entropy = kind else { return self }
         return RandomSource(kind: .stream(SeededRandom(entropy: SecureRandom.bytes(32))))
     }
@@ -63,7 +63,7 @@ public struct RandomSource: Sendable {
     }
 
     /// `count` random bytes.
-    public mutating func bytes(_ count: Int) -> [UInt8] {
+    package mutating func bytes(_ count: Int) -> [UInt8] {
         switch kind {
         case .entropy: return SecureRandom.bytes(count)
         case .stream(var stream):
@@ -75,7 +75,7 @@ public struct RandomSource: Sendable {
     }
 
     /// `count` characters from `alphabet`, without modulo bias.
-    public mutating func string(_ count: Int, alphabet: String) -> String {
+    package mutating func string(_ count: Int, alphabet: String) -> String {
         let symbols = Array(alphabet.utf8)
         let limit = 256 - 256 % symbols.count
         var out: [UInt8] = []
@@ -89,10 +89,10 @@ public struct RandomSource: Sendable {
     }
 
     /// Letters and digits, as in Apple's key ids.
-    public mutating func alphanumeric(_ count: Int) -> String {
+    package mutating func alphanumeric(_ count: Int) -> String {
         string(count, alphabet: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
     }
 
     /// Lower-case hex.
-    public mutating func hex(_ count: Int) -> String { string(count, alphabet: "0123456789abcdef") }
+    package mutating func hex(_ count: Int) -> String { string(count, alphabet: "0123456789abcdef") }
 }

@@ -1,5 +1,5 @@
 /// The domains of Apple's private relay addresses (apple-reference.md §6).
-public enum RelayDomain: String, Sendable, Equatable, CaseIterable {
+package enum RelayDomain: String, Sendable, Equatable, CaseIterable {
     /// Where Apple says new Sign in with Apple relay addresses move "later this year" (its
     /// 2026-08-24 developer news; no date confirmed). Hide My Email stays on `icloud.com`.
     case privateICloud = "private.icloud.com"
@@ -8,11 +8,11 @@ public enum RelayDomain: String, Sendable, Equatable, CaseIterable {
 
     /// The domain Apple issues new addresses on today: still `privaterelay.appleid.com` until
     /// the announced move happens.
-    public static let issued = RelayDomain.privateRelayAppleID
+    package static let issued = RelayDomain.privateRelayAppleID
 
     /// The relay domain `address` is on, if any (the domain compared without regard to case,
     /// as mail domains are).
-    public init?(address: String) {
+    package init?(address: String) {
         guard let at = address.lastIndex(of: "@") else { return nil }
         let domain = address[address.index(after: at)...].lowercased()
         guard let known = RelayDomain(rawValue: domain) else { return nil }

@@ -1,5 +1,5 @@
 /// What Apple's Private Email Relay does with mail to one recipient (apple-reference.md §6).
-public enum RelayVerdict: Sendable, Equatable {
+package enum RelayVerdict: Sendable, Equatable {
     /// A relay address of a user whose team registered the sender: forwarded to the real address.
     case forward(relayAddress: String, realAddress: String, userID: String, teamID: String)
     /// Not a relay address: accepted and kept as direct mail (a backend may send all its mail here).
@@ -11,7 +11,7 @@ public enum RelayVerdict: Sendable, Equatable {
 
 /// Why the relay refuses a recipient: each has its own reply text
 /// (`compatibility.relay_refusal`).
-public enum RelayRefusal: String, Sendable, Equatable, CaseIterable {
+package enum RelayRefusal: String, Sendable, Equatable, CaseIterable {
     /// No user has the relay address.
     case unknownRecipient = "unknown_recipient"
     /// The user deleted their Apple Account.

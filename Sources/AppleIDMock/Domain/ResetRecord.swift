@@ -1,12 +1,12 @@
 /// What a reset started from (`DomainEvent.reset`): the scenario's initial state at `now` on
 /// `clock`, with a new token MAC secret, so no code or token from before works after.
-public struct ResetRecord: Sendable, Equatable {
+package struct ResetRecord: Sendable, Equatable {
     /// The clock after the reset.
-    public var clock: MockClock
+    package var clock: MockClock
     /// Mock time the new state begins at.
-    public var now: Int64
+    package var now: Int64
     /// The new token MAC secret.
-    public var secret: [UInt8]
+    package var secret: [UInt8]
     /// The id the next consent gets (ids are never reused, not even across resets).
-    public var firstConsentID: UInt32
+    package var firstConsentID: UInt32
 }

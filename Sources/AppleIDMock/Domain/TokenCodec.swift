@@ -9,9 +9,9 @@ import JOSE
 /// to a scenario never re-targets a token), issue time (4 bytes), 2 random bytes — masked with a
 /// keystream; the last part is a truncated HMAC-SHA-256. The MAC secret belongs to the state
 /// owner and is replaced on reset, so no token survives a reset.
-public struct TokenCodec: Sendable {
+package struct TokenCodec: Sendable {
     /// What a token is.
-    public enum Kind: Character, Sendable {
+    package enum Kind: Character, Sendable {
         /// `a`: access token.
         case access = "a"
         /// `r`: refresh token.
@@ -21,18 +21,18 @@ public struct TokenCodec: Sendable {
     }
 
     /// What a token says.
-    public struct Payload: Sendable, Equatable {
+    package struct Payload: Sendable, Equatable {
         /// Access, refresh or code.
-        public var kind: Kind
+        package var kind: Kind
         /// The consent it was issued under (0 for client-credentials tokens).
-        public var consentID: UInt32
+        package var consentID: UInt32
         /// The issuing client's tag (`ClientDirectory.tag(of:)`).
-        public var clientTag: UInt64
+        package var clientTag: UInt64
         /// Issue time, seconds since 1970.
-        public var issuedAt: Int64
+        package var issuedAt: Int64
 
         /// A payload.
-        public init(kind: Kind, consentID: UInt32, clientTag: UInt64, issuedAt: Int64) {
+        package init(kind: Kind, consentID: UInt32, clientTag: UInt64, issuedAt: Int64) {
             self.kind = kind
             self.consentID = consentID
             self.clientTag = clientTag
@@ -41,16 +41,16 @@ public struct TokenCodec: Sendable {
     }
 
     /// An issue time the format cannot carry (the clock keeps within `MockClock.representable`).
-    public struct TimeOutOfRange: Error, Equatable, Sendable {
+    package struct TimeOutOfRange: Error, Equatable, Sendable {
         /// The time that did not fit.
-        public var issuedAt: Int64
+        package var issuedAt: Int64
     }
 
     private let key: HMACSHA256.Key
     private let random: RandomSource
 
     /// A codec whose MAC key is `secret`.
-    public init(secret: [UInt8], random: RandomSource = .system) {
+    package init(secret: [UInt8], random: RandomSource = .system) {
         key = HMACSHA256.Key(secret)
         self.random = random
     }
@@ -63,13 +63,13 @@ public struct TokenCodec: Sendable {
     private static let letterAlphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
 
     /// Makes a token for `payload`, drawing from the codec's own source.
-    public func encode(_ payload: Payload) throws(TimeOutOfRange) -> String {
+    package func encode(_ payload: Payload) throws(TimeOutOfRange) -> String {
         var random = random
         return try encode(payload, random: &random)
     }
 
     /// Makes a token for `payload`, drawing its random part from `random`.
-    public func encode(_ payload: Payload, random: inout RandomSource) throws(TimeOutOfRange) -> String {
+    package func encode(_ payload: Payload, random: inout RandomSource) throws(TimeOutOfRange) -> String {
         guard let issuedAt = UInt32(exactly: payload.issuedAt) else { throw TimeOutOfRange(issuedAt: payload.issuedAt) }
         // One draw: 8 candidate bytes for the 4 letters (a byte below 234 maps to a letter without
         // modulo bias), 2 bytes of noise in the payload.
@@ -100,7 +100,7 @@ public struct TokenCodec: Sendable {
     }
 
     /// Reads a token this codec made; nil for anything else (wrong shape, forged, altered).
-    public func decode(_ token: String) -> Payload? {
+    package func decode(_ token: String) -> Payload? {
         let bytes = Array(token.utf8)
         // <kind><32 hex>.0.<4 letters>.<22 base64url>
         guard bytes.count == Self.length, bytes[33] == UInt8(ascii: "."), bytes[34] == UInt8(ascii: "0"),

@@ -1,7 +1,7 @@
 /// One way a token can be wrong that a careless verifier accepts (`POST /__mock/tokens`,
 /// `appleid-mock token --defect`, `appleid-mock audit`). Each is the genuine token with one
 /// thing changed; `check` names what a backend must verify to refuse it.
-public enum TokenDefect: String, CaseIterable, Sendable, Equatable {
+package enum TokenDefect: String, CaseIterable, Sendable, Equatable {
     /// `exp` an hour in the past (and `iat` one token lifetime before it).
     case expired
     /// `iat` an hour in the future (and `exp` one token lifetime after it).
@@ -28,7 +28,7 @@ public enum TokenDefect: String, CaseIterable, Sendable, Equatable {
     case iatFarPast = "iat-far-past"
 
     /// The check that refuses the defect, for the README, `--help` and the audit's report.
-    public var check: String {
+    package var check: String {
         switch self {
         case .expired: "exp is in the future"
         case .notYetValid: "iat is not in the future"
@@ -46,5 +46,5 @@ public enum TokenDefect: String, CaseIterable, Sendable, Equatable {
     }
 
     /// The names, for messages.
-    public static let names = allCases.map(\.rawValue)
+    package static let names = allCases.map(\.rawValue)
 }

@@ -1,14 +1,14 @@
 /// One user's team transfer (apple-reference.md §8): the `transfer_sub` handed to the sending
 /// team, which the receiving team redeems, and which its id_tokens carry during the window.
-public struct TransferRecord: Sendable, Equatable {
+package struct TransferRecord: Sendable, Equatable {
     /// User id.
-    public var userID: String
+    package var userID: String
     /// The sending team.
-    public var fromTeam: String
+    package var fromTeam: String
     /// The receiving team.
-    public var toTeam: String
+    package var toTeam: String
     /// The `transfer_sub`.
-    public var transferSubject: String
+    package var transferSubject: String
     /// When the sending team first asked for it.
-    public var createdAt: Int64
+    package var createdAt: Int64
 }

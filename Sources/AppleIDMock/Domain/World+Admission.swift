@@ -87,6 +87,15 @@ extension World {
             }
         case .timelineEventRefused(let index, _):
             if index >= context.scenario.events.count { return ("index", "the scenario's timeline has \(context.scenario.events.count) events") }
+        case .faultsInstalled(let installed):
+            if faults.installed.count + installed.count > FaultSpec.maxCount {
+                return ("faults", "\(FaultSpec.maxCount) faults are installed already, the most the mock holds")
+            }
+            for (index, fault) in installed.enumerated() where fault.number < faults.nextNumber || faults.fault(fault.id) != nil {
+                return ("faults[\(index)].id", "\(fault.id) was installed already (fault ids go on from the last)")
+            }
+        case .faultsRemoved(let ids):
+            if let index = ids.firstIndex(where: { faults.fault($0) == nil }) { return ("ids[\(index)]", "no fault \(ids[index]) is installed") }
         case .codesExpired, .keyScheduleAdvanced, .clockChanged, .reset, .faultFired:
             break
         }

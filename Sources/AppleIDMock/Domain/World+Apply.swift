@@ -61,12 +61,13 @@ extension World {
             if let index = record.timelineIndex { nextTimelineEvent = max(nextTimelineEvent, index + 1) }
         case .timelineEventRefused(let index, _):
             nextTimelineEvent = max(nextTimelineEvent, index + 1)
-        case .faultFired:
-            break
+        case .faultFired, .faultsInstalled, .faultsRemoved:
+            applyFault(event)
         case .reset(let record):
             let carried = (keysRevision, keysPublished, random)
+            // Faults go back to the scenario's, their stream to the seed's start (unseeded, it runs on).
             self = World(context: context, clock: record.clock, now: record.now, secret: record.secret,
-                         firstConsentID: record.firstConsentID, random: carried.2)
+                         firstConsentID: record.firstConsentID, random: carried.2, faultRandom: context.faultSeed ?? faults.random)
             keysRevision = carried.0 &+ 1
             keysPublished = carried.1
         }

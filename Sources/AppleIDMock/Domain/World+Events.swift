@@ -49,11 +49,15 @@ extension World {
     func accountEventRecord(_ type: AccountEventType, key: Consent.Key, now: Int64, timelineIndex: Int? = nil,
                             changes: inout WorldChanges) -> AccountEventRecord {
         let milliseconds = context.scenario.compatibility.eventTimeUnit == .milliseconds
-        return AccountEventRecord(type: type, userID: key.userID, teamID: key.teamID, groupID: key.groupID,
+        // A fault on its notification is decided with the event, so the delivery log follows from the record.
+        let fault = notificationFault(type: type, groupID: key.groupID, teamID: key.teamID, now: now, &changes)
+        var record = AccountEventRecord(type: type, userID: key.userID, teamID: key.teamID, groupID: key.groupID,
                                   subject: Identity.subject(teamID: key.teamID, userID: key.userID),
                                   eventTime: milliseconds ? Self.eventMilliseconds(now, precise: changes.preciseNow) : now, at: now,
                                   email: nil, notificationID: changes.random.hex(32), signingKeyID: signingKey?.keyID,
                                   timelineIndex: timelineIndex)
+        record.notificationFault = fault
+        return record
     }
 
     /// `now` in milliseconds, with the fraction of the operation's start when it is the same second.

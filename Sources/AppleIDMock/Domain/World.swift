@@ -51,19 +51,25 @@ struct World: Sendable {
     /// Apple's rotation pattern on the mock clock, when the scenario sets one.
     var schedule: KeySchedule?
 
+    /// The faults installed now, with their counts and the stream their probabilities draw from.
+    var faults: FaultTable
+
     /// Mock time the state began at (start or reset): the scenario timeline counts from it.
     let start: Int64
     /// The next scenario timeline event to fire.
     var nextTimelineEvent = 0
 
     /// The scenario's initial state at mock time `now`.
-    init(context: DomainContext, clock: MockClock, now: Int64, secret: [UInt8], firstConsentID: UInt32, random: RandomSource) {
+    init(context: DomainContext, clock: MockClock, now: Int64, secret: [UInt8], firstConsentID: UInt32, random: RandomSource,
+         faultRandom: SeededRandom) {
         self.context = context
         self.clock = clock
         self.random = random
         start = now
         codec = TokenCodec(secret: secret)
         nextConsentID = firstConsentID
+        // The scenario's faults, from f1.
+        faults = FaultTable(scenario: context.scenario.faults, now: now, random: faultRandom)
         // Runtime users only: the scenario's are in `context.scenarioUserIndex`, made once per mock.
         userIndex = UserIndex()
         for user in context.scenario.users where users[user.id] == nil {

@@ -1,3 +1,5 @@
+import JOSE
+
 /// What an operation decided: the events to apply when it succeeds, and the random stream as it
 /// stands after the operation's draws (kept only when it succeeds, so a refused operation draws
 /// nothing either).
@@ -6,6 +8,9 @@ struct WorldChanges: Sendable {
     private(set) var events: [DomainEvent] = []
     /// The operation's random stream.
     var random: RandomSource
+    /// The stream fault probabilities are drawn from (apart, so a run's codes are the same with
+    /// faults installed or not).
+    var faultRandom: SeededRandom
     /// Mock now with fractions as the operation began (millisecond event times).
     var preciseNow: Double = 0
     /// Real time the operation runs at (what clock changes are made against).
@@ -14,6 +19,7 @@ struct WorldChanges: Sendable {
     /// Changes starting from `world`'s stream.
     init(_ world: World) {
         random = world.random
+        faultRandom = world.faults.random
     }
 
     /// Decides an event.

@@ -12,7 +12,7 @@ struct AuthorizeEndpoint: Sendable {
             throw AuthorizeError.unsupported("query", "query string is not valid form encoding").rendered(domain.scenario.compatibility)
         }
         let validated = try domain.validateAuthorize(Self.parameters(query), duplicated: query.duplicatedNames)
-        guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, users: domain.state.users) }
+        guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, users: domain.users) }
         return AuthorizePages.deliver(try domain.approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail)))
     }
 
@@ -29,7 +29,7 @@ struct AuthorizeEndpoint: Sendable {
         case "share": false
         default: nil
         }
-        guard let user = form["mock_user"] ?? domain.state.users.first(where: { !$0.deleted })?.user.id else {
+        guard let user = form["mock_user"] ?? domain.users.first(where: { !$0.deleted })?.user.id else {
             throw AuthorizeError.unsupported("mock_user", "mock_user missing and every user's account is deleted").rendered(compatibility)
         }
         let approval = AppleIDDomain.Approval(userID: user, hideEmail: hide,

@@ -5,7 +5,7 @@ extension AuthorizeError: HTTPResponseError {
     /// Apple's error page (apple-reference.md §2.2), or TN3107's JSON with `Cache-Control:
     /// no-store` and `Pragma: no-cache`, as the scenario's `authorize_error_format` says; a 503
     /// page when the mock is full.
-    public var response: HTTPResponse {
+    package var response: HTTPResponse {
         switch rendering {
         case .json(let status):
             var body = JSONObject()

@@ -2,5 +2,5 @@ import MiniHTTP
 
 extension OAuthError: HTTPResponseError {
     /// Apple's 400 with `Cache-Control: no-store` (apple-reference.md §2.1).
-    public var response: HTTPResponse { AppleResponse.noStoreJSON(json, status: .badRequest) }
+    package var response: HTTPResponse { AppleResponse.noStoreJSON(json, status: .badRequest) }
 }

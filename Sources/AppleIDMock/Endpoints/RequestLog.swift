@@ -13,9 +13,9 @@ struct RequestLog: Sendable {
     let sink: @Sendable (String) -> Void
     /// Whether answers carry notes for the request journal.
     var journal = false
-    /// With a state file: the state whose commit every deferred answer waits for (what an
-    /// operation changed is committed before any answer that depends on it is sent).
-    var committing: MockState? = nil
+    /// With a state file: the barrier every deferred answer waits at (what an operation changed
+    /// is committed before any answer that depends on it is sent).
+    var committing: CommitBarrier? = nil
 
     /// A log that writes nothing (route tables built without a configuration's log).
     static let silent = RequestLog(level: .error, sink: { _ in })
@@ -31,7 +31,7 @@ struct RequestLog: Sendable {
             // What the answer depends on is committed first (a refusal too: it may depend on what
             // another operation changed, a code it redeemed); when it cannot be, Apple's 503.
             do throws(CommitFailure) {
-                try await committing?.awaitCommitted()
+                try await committing?.settle()
             } catch {
                 if info { sink(Self.refused(request, path, code: "temporarily_unavailable", reason: error.description)) }
                 return Self.noted(Self.appleUnavailable(path, error),
@@ -123,7 +123,7 @@ struct RequestLog: Sendable {
                     outcome = .failure(error)
                 }
                 do throws(CommitFailure) {
-                    try await committing?.awaitCommitted()
+                    try await committing?.settle()
                 } catch {
                     if debug { sink(Self.answered(request, path, .serviceUnavailable)) }
                     return Self.noted(Self.controlUnavailable(error), JournalNote(reason: error.description, events: events?.sequences ?? []))

@@ -6,14 +6,14 @@ extension Router {
     /// With `faults`, the faults installed for the route act on its requests first. Every answer
     /// says `Server: Apple`, as Apple's do.
     mutating func add(_ method: HTTPMethod, _ path: String, apple handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse,
-                      logging log: RequestLog, faults: FaultBook? = nil, summary: String, reads: [String] = []) {
+                      logging log: RequestLog, faults: FaultGate? = nil, summary: String, reads: [String] = []) {
         let logged = log.apple(path, handler)
         add(method, path, AppleResponse.servedByApple(faults?.gate(logged) ?? logged), summary: summary, reads: reads)
     }
 
     /// Routes `method path` to an endpoint of Apple's that refuses nothing (the keys, discovery):
     /// its answers are logged at `debug`, faults act first, and every answer says `Server: Apple`.
-    mutating func add(_ method: HTTPMethod, _ path: String, appleLogging log: RequestLog, faults: FaultBook? = nil, _ handler: HTTPHandler,
+    mutating func add(_ method: HTTPMethod, _ path: String, appleLogging log: RequestLog, faults: FaultGate? = nil, _ handler: HTTPHandler,
                       summary: String, reads: [String] = []) {
         let logged = log.other(path, handler)
         add(method, path, AppleResponse.servedByApple(faults?.gate(logged) ?? logged), summary: summary, reads: reads)

@@ -5,11 +5,10 @@ enum Routes {
     /// Builds the immutable route table over `domain`; `requests` says on the log why Apple's
     /// endpoints refused a request (and, at `debug`, what every route answered).
     static func table(domain: AppleIDDomain, site: SiteAddress, control: ControlGuard, notifications: NotificationDeliverer? = nil,
-                      requests: RequestLog = .silent, journal: RequestJournal? = nil, faults: FaultBook? = nil,
-                      mail: MailBox? = nil) -> RouteTable {
+                      requests: RequestLog = .silent, journal: RequestJournal? = nil, mail: MailBox? = nil) -> RouteTable {
         var router = Router()
         // Faults act on Apple's routes only, never on /__mock.
-        let faults = faults ?? FaultBook(scenario: domain.scenario.faults, seed: domain.faultSeed, state: domain.state)
+        let faults = FaultGate(domain: domain)
         // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
         let authorize = AuthorizeEndpoint(domain: domain)
@@ -60,7 +59,7 @@ enum Routes {
         router.add(.get, "/__mock/users", logging: requests, control.wrap(.deferred(users.list)), summary: "Every user with account state")
         router.add(.post, "/__mock/users", logging: requests, control.wrap(.deferred(users.add)),
                    summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"])
-        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain, faults: faults).handle)),
+        router.add(.post, "/__mock/reset", logging: requests, control.wrap(.deferred(ResetEndpoint(domain: domain).handle)),
                    summary: "Back to the scenario's initial state; queued notifications abandoned")
         router.add(.get, "/__mock/credential-state", logging: requests, control.wrap(.deferred(CredentialStateEndpoint(domain: domain).handle)),
                    summary: "What getCredentialState answers on a device", reads: ["user", "client_id"])
@@ -74,7 +73,7 @@ enum Routes {
                    summary: "The notification delivery log, long-polled", reads: ["after", "wait"])
         router.add(.delete, "/__mock/notifications", logging: requests, control.wrap(.deferred(log.clear)), summary: "Clears settled notifications (and pending ones with pending=cancel)",
                    reads: ["pending"])
-        let faulty = FaultsEndpoint(faults: faults)
+        let faulty = FaultsEndpoint(domain: domain)
         router.add(.post, "/__mock/faults", logging: requests, control.wrap(.immediate(faulty.add)),
                    summary: "Installs a fault on an Apple route or on notification delivery, or an incident's faults",
                    reads: FaultSpec.keys + ["minutes"])

@@ -40,7 +40,7 @@ public enum FaultIncident: String, Sendable, Equatable, CaseIterable {
 
     /// The faults that reproduce it, for `minutes` of mock time (nil: until removed; the outage
     /// defaults to 5).
-    public func faults(minutes: Int? = nil) -> [FaultSpec] {
+    package func faults(minutes: Int? = nil) -> [FaultSpec] {
         let seconds = (minutes ?? (self == .tokenEndpointOutage ? Self.defaultOutageMinutes : nil)).map { $0 * 60 }
         var faults: [FaultSpec]
         switch self {

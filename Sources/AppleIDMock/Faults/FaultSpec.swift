@@ -13,9 +13,9 @@ import MiniHTTP
 /// {"method": "POST", "path": "/auth/token", "action": "respond", "status": 503, "for_seconds": 300}
 /// ```
 /// `FaultIncident` packages the faults that reproduce one of Apple's own incidents.
-public struct FaultSpec: Sendable, Equatable {
+package struct FaultSpec: Sendable, Equatable {
     /// Where a fault acts.
-    public enum Target: Sendable, Equatable {
+    package enum Target: Sendable, Equatable {
         /// A request to one of Apple's routes (never `/__mock/*`): `method` nil matches any the path takes.
         case http(method: HTTPMethod?, path: String, clientID: String?, grantType: String?)
         /// A server-to-server notification about to be queued: `type` and `clientID` nil match any.
@@ -23,7 +23,7 @@ public struct FaultSpec: Sendable, Equatable {
     }
 
     /// What a fault does.
-    public enum Action: Sendable, Equatable {
+    package enum Action: Sendable, Equatable {
         /// Answer this instead of Apple's endpoint (which never sees the request).
         case respond(status: Int, headers: [(String, String)], body: String)
         /// Apple's own answer, `delay_ms` later.
@@ -48,7 +48,7 @@ public struct FaultSpec: Sendable, Equatable {
         case once
 
         /// Its name in JSON and in events.
-        public var name: String {
+        package var name: String {
             switch self {
             case .respond: "respond"
             case .delay: "delay"
@@ -64,7 +64,7 @@ public struct FaultSpec: Sendable, Equatable {
             }
         }
 
-        public static func == (lhs: Action, rhs: Action) -> Bool {
+        package static func == (lhs: Action, rhs: Action) -> Bool {
             switch (lhs, rhs) {
             case let (.respond(a, b, c), .respond(x, y, z)): a == x && b.elementsEqual(y, by: ==) && c == z
             case let (.truncate(a), .truncate(b)), let (.stall(a), .stall(b)): a == b
@@ -74,7 +74,7 @@ public struct FaultSpec: Sendable, Equatable {
     }
 
     /// How often a fault fires among the requests it matches.
-    public enum Firing: Sendable, Equatable {
+    package enum Firing: Sendable, Equatable {
         /// Every time.
         case always
         /// The next `count` times, then never.
@@ -83,28 +83,30 @@ public struct FaultSpec: Sendable, Equatable {
         case probability(Double)
     }
 
-    public var target: Target
-    public var action: Action
-    public var firing: Firing
+    package var target: Target
+    package var action: Action
+    package var firing: Firing
     /// Milliseconds to wait before the action (0…600,000); required for `delay`.
-    public var delayMilliseconds: Int
+    package var delayMilliseconds: Int
     /// Seconds of mock time the fault acts for once installed (`for_seconds`); nil: until removed.
-    public var forSeconds: Int?
+    package var forSeconds: Int?
     /// The incident preset that installed it (`incident`), if any.
-    public var incident: String?
+    package var incident: String?
 
     /// Longest `for_seconds`: a year of mock time.
-    public static let maxForSeconds = 31_536_000
+    package static let maxForSeconds = 31_536_000
 
+    /// Most firings a `times` fault asks for.
+    package static let maxTimes = 1_000_000
     /// Most faults installed at once (scenario and runtime together).
-    public static let maxCount = 256
+    package static let maxCount = 256
     /// Largest `respond` body, in UTF-8 bytes.
-    public static let maxBodyBytes = 64 * 1024
+    package static let maxBodyBytes = 64 * 1024
     /// Most `respond` header fields.
-    public static let maxHeaders = 32
+    package static let maxHeaders = 32
 
     /// Apple's routes and the methods each takes: what a fault can match.
-    public static let appleRoutes: [(path: String, methods: [HTTPMethod])] = [
+    package static let appleRoutes: [(path: String, methods: [HTTPMethod])] = [
         ("/auth/authorize", [.get, .post]), ("/auth/token", [.post]), ("/auth/revoke", [.post]), ("/auth/keys", [.get]),
         ("/auth/usermigrationinfo", [.post]), ("/.well-known/openid-configuration", [.get]),
     ]
@@ -115,13 +117,13 @@ public struct FaultSpec: Sendable, Equatable {
                        "headers", "body", "delay_ms", "after_bytes", "for_seconds", "incident"]
 
     /// A problem with a fault's JSON: the key at fault (nil: the whole value) and what was expected.
-    public struct Problem: Error, Equatable, Sendable {
-        public var key: String?
-        public var message: String
+    package struct Problem: Error, Equatable, Sendable {
+        package var key: String?
+        package var message: String
     }
 
     /// Reads one fault; the first problem found is thrown.
-    public init(json value: JSONValue) throws(Problem) {
+    package init(json value: JSONValue) throws(Problem) {
         guard case .object(let object) = value else { throw Problem(key: nil, message: "expected an object") }
         for key in object.keys where !Self.keys.contains(key) {
             throw Problem(key: key, message: "unknown key (expected one of: \(Self.keys.joined(separator: ", ")))")
@@ -187,7 +189,7 @@ public struct FaultSpec: Sendable, Equatable {
         }
         let given = ["times", "always", "probability"].filter { object[$0] != nil && object[$0] != .null }
         guard given.count <= 1 else { throw Problem(key: given[1], message: "give one of times, always or probability") }
-        if let count = try int("times", 1...1_000_000) {
+        if let count = try int("times", 1...Self.maxTimes) {
             firing = .times(count)
         } else if let value = object["probability"], value != .null {
             let probability: Double
@@ -263,7 +265,7 @@ public struct FaultSpec: Sendable, Equatable {
     }
 
     /// The fault as JSON, every key it uses written out; `init(json:)` reads it back equal.
-    public var json: JSONObject {
+    package var json: JSONObject {
         var object = JSONObject()
         switch target {
         case .http(let method, let path, let clientID, let grantType):
@@ -299,7 +301,7 @@ public struct FaultSpec: Sendable, Equatable {
         return object
     }
 
-    public static func == (lhs: FaultSpec, rhs: FaultSpec) -> Bool {
+    package static func == (lhs: FaultSpec, rhs: FaultSpec) -> Bool {
         lhs.target == rhs.target && lhs.action == rhs.action && lhs.firing == rhs.firing && lhs.delayMilliseconds == rhs.delayMilliseconds
             && lhs.forSeconds == rhs.forSeconds && lhs.incident == rhs.incident
     }

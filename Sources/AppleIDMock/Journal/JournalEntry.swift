@@ -11,17 +11,17 @@ public struct JournalEntry: Sendable {
     /// Real time the exchange ended, seconds since 1970.
     public let time: Double
     /// The client's address; nil when unknown (an in-memory mock).
-    public let peer: HTTPPeerAddress?
+    package let peer: HTTPPeerAddress?
     /// Whether it came over TLS.
-    public let isTLS: Bool
+    package let isTLS: Bool
     /// Whether it went to the control API (`/__mock/…`).
-    public let isControl: Bool
+    package let isControl: Bool
     /// The method; nil when no complete request was read (MiniHTTP's own 400, 408, 431 …).
     public let method: HTTPMethod?
     /// The path as sent, still percent-encoded; nil as `method`.
     public let path: String?
     /// The route that took it (`/auth/token`, `/__mock/keys/{kid}`); nil when none did.
-    public let route: String?
+    package let route: String?
     /// The query's decoded fields (empty when there is no query or it is malformed).
     public let query: HTTPForm
     /// A form body's decoded fields, `client_secret` left out (see `clientSecret`); nil for other bodies.
@@ -33,25 +33,25 @@ public struct JournalEntry: Sendable {
     /// Request header fields as sent (the first 4 KiB), `Authorization`'s value replaced.
     public let headers: HTTPHeaders
     /// The `client_secret` the request carried, decoded.
-    public let clientSecret: DecodedSecret?
+    package let clientSecret: DecodedSecret?
     /// The status answered; nil when the exchange was cut off unanswered.
     public let status: HTTPStatus?
     /// Apple's `error` code in the answer (`invalid_grant`), or the code Apple's error page stands for.
-    public let error: String?
+    package let error: String?
     /// Why the request was refused (the words of the log line, which Apple's answer never
     /// carries), or why MiniHTTP answered or ended it itself.
-    public let reason: String?
+    package let reason: String?
     /// Sequence numbers of the events the request caused (`GET /__mock/events`).
-    public let events: [UInt64]
+    package let events: [UInt64]
     /// The injected fault that acted on the request, as `"<id> <action>"`; nil when none did.
-    public let fault: String?
+    package let fault: String?
     /// Microseconds from the request's first byte to its answer being queued.
-    public let microseconds: UInt64
+    package let microseconds: UInt64
     /// Body bytes answered.
-    public let responseBytes: Int
+    package let responseBytes: Int
 
     /// A `client_secret` as its header and claims, the signature dropped; or why it is no JWS.
-    public enum DecodedSecret: Sendable, Equatable {
+    package enum DecodedSecret: Sendable, Equatable {
         /// The JOSE header and the claims.
         case decoded(header: JSONObject, claims: JSONObject)
         /// Not three base64url parts with JSON objects in the first two.

@@ -4,20 +4,20 @@ import MiniHTTP
 /// /__mock/requests?method=&path=&client_id=&grant_type=&status=&control=&after=`).
 public struct RequestFilter: Sendable, Equatable {
     /// The request's method (`POST`).
-    public var method: HTTPMethod?
+    package var method: HTTPMethod?
     /// The request's path as sent (`/auth/token`), or the route template that took it
     /// (`/__mock/keys/{kid}`).
-    public var path: String?
+    package var path: String?
     /// The `client_id` it carried (form, query or JSON body).
-    public var clientID: String?
+    package var clientID: String?
     /// The `grant_type` of its form.
-    public var grantType: String?
+    package var grantType: String?
     /// The status answered: an exact code (`200`…`599`), or a class `1`…`5` (`4xx`).
-    public var status: StatusMatch?
+    package var status: StatusMatch?
     /// Only requests to the control API (`true`) or only to Apple's routes and unrouted paths (`false`).
-    public var control: Bool?
+    package var control: Bool?
     /// Only entries with a larger id.
-    public var after: UInt64 = 0
+    package var after: UInt64 = 0
     /// Leaves out the dashboard's own requests (its page, script, style sheet, data and marked
     /// long polls): what the dashboard's requests section shows.
     var leavesOutDashboard = false
@@ -30,7 +30,7 @@ public struct RequestFilter: Sendable, Equatable {
         case statusClass(Int)
 
         /// `"401"` → `.code(401)`, `"4xx"` → `.statusClass(4)`; nil for anything else.
-        public init?(_ text: String) {
+        package init?(_ text: String) {
             let bytes = Array(text.utf8)
             guard bytes.count == 3, (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(bytes[0]) else { return nil }
             let hundred = Int(bytes[0] - UInt8(ascii: "0"))
@@ -67,7 +67,7 @@ public struct RequestFilter: Sendable, Equatable {
     /// `value` is not one; nil when it is, or when `parameter` is none of these: `method`,
     /// `path`, `client_id`, `grant_type`, `status`, `control`. The control API and the CLI both
     /// check with it.
-    public static func problem(_ parameter: String, _ value: String) -> String? {
+    package static func problem(_ parameter: String, _ value: String) -> String? {
         switch parameter {
         case "method":
             !value.isEmpty && value.utf8.count <= 32 && value.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) ? nil : "a method in capitals (GET, POST …)"
@@ -98,7 +98,7 @@ public struct RequestFilter: Sendable, Equatable {
     }
 
     /// Whether `entry` passes.
-    public func matches(_ entry: JournalEntry) -> Bool {
+    package func matches(_ entry: JournalEntry) -> Bool {
         if entry.id <= after { return false }
         if leavesOutDashboard && DashboardSnapshot.isOwn(entry) { return false }
         if let method, entry.method != method { return false }

@@ -3,7 +3,7 @@ import Synchronization
 /// What the SMTP port received, newest last: at most `capacity` records and `maxBytes` of them,
 /// the oldest dropped first, so memory stays flat under any amount of mail. Readers may wait
 /// for the next record (`GET /__mock/mail?wait=S`).
-public final class MailBox: Sendable {
+package final class MailBox: Sendable {
     private struct State {
         /// Records in order; those before `head` are dropped and compacted away in batches, so
         /// dropping the oldest costs no shift of the whole array.
@@ -31,14 +31,14 @@ public final class MailBox: Sendable {
     }
 
     /// Most records kept.
-    public let capacity: Int
+    package let capacity: Int
     /// Most bytes of records kept.
-    public let maxBytes: Int
+    package let maxBytes: Int
     private let state = Mutex(State())
     private let readers = WakeList()
 
     /// An empty mailbox.
-    public init(capacity: Int, maxBytes: Int) {
+    package init(capacity: Int, maxBytes: Int) {
         self.capacity = max(1, capacity)
         self.maxBytes = max(1, maxBytes)
     }
@@ -88,7 +88,7 @@ public final class MailBox: Sendable {
 
     /// The records after `after`, oldest first: at most `limit`, and no more once their
     /// messages come to `maxBytes` (the first is always given), so one answer stays bounded.
-    public func records(after: UInt64 = 0, limit: Int = .max, maxBytes: Int = .max) -> [MailRecord] {
+    package func records(after: UInt64 = 0, limit: Int = .max, maxBytes: Int = .max) -> [MailRecord] {
         state.withLock { state in
             var found: [MailRecord] = []
             var bytes = 0
@@ -105,12 +105,12 @@ public final class MailBox: Sendable {
     }
 
     /// Record `id`, if it is still kept.
-    public func record(_ id: UInt64) -> MailRecord? {
+    package func record(_ id: UInt64) -> MailRecord? {
         state.withLock { state in state.index(of: id).map { state.records[$0] } }
     }
 
     /// The records after `after`, waiting up to `seconds` for one to arrive.
-    public func await(after: UInt64, seconds: Double, limit: Int = .max, maxBytes: Int = .max) async -> [MailRecord] {
+    package func await(after: UInt64, seconds: Double, limit: Int = .max, maxBytes: Int = .max) async -> [MailRecord] {
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(max(0, min(seconds, 3600)) * 1000))
         while true {
@@ -125,7 +125,7 @@ public final class MailBox: Sendable {
     }
 
     /// Forgets every record; ids go on increasing.
-    public func clear() {
+    package func clear() {
         state.withLock { state in
             state.records.removeAll()
             state.head = 0
@@ -137,11 +137,11 @@ public final class MailBox: Sendable {
     func releaseReaders() { readers.release() }
 
     /// Whether `target` is a `--mail-forward` value: `smtp://HOST:PORT`.
-    public static func isForwardTarget(_ target: String) -> Bool { MailForwarder.parse(target) != nil }
+    package static func isForwardTarget(_ target: String) -> Bool { MailForwarder.parse(target) != nil }
 
     /// The host and port of a `--mail-forward` value.
-    public static func forwardTarget(_ target: String) -> (host: String, port: Int)? { MailForwarder.parse(target) }
+    package static func forwardTarget(_ target: String) -> (host: String, port: Int)? { MailForwarder.parse(target) }
 
     /// Records kept and their bytes (for tests and the benchmark).
-    public var usage: (count: Int, bytes: Int) { state.withLock { ($0.records.count - $0.head, $0.bytes) } }
+    package var usage: (count: Int, bytes: Int) { state.withLock { ($0.records.count - $0.head, $0.bytes) } }
 }

@@ -22,7 +22,7 @@ struct RelayMailHandler: SMTPHandler {
         guard case .refuse(_, let refusal, let reason) = verdict else { return nil }
         let reply = reply(refusal, sender: sender, recipient: address)
         log("mail from <\(sender)> to <\(address)> refused: \(reason)")
-        mailbox.append(MailRecord(id: 0, at: domain.state.now, heloName: "", overTLS: false, sender: sender,
+        mailbox.append(MailRecord(id: 0, at: domain.now, heloName: "", overTLS: false, sender: sender,
                                   recipients: [.init(address: address, verdict: verdict, reply: reply.lines.first.map { "550 \($0)" })], raw: nil))
         return reply
     }
@@ -42,7 +42,7 @@ struct RelayMailHandler: SMTPHandler {
         let recipients = unique.map { address in
             MailRecord.Recipient(address: address, verdict: domain.relayVerdict(sender: message.sender, recipient: address), reply: nil)
         }
-        var record = MailRecord(id: 0, at: domain.state.now, heloName: message.heloName, overTLS: message.overTLS, sender: message.sender,
+        var record = MailRecord(id: 0, at: domain.now, heloName: message.heloName, overTLS: message.overTLS, sender: message.sender,
                                 recipients: recipients, raw: message.data)
         let onward = forwarder == nil ? [] : copies(of: message, recipients: recipients)
         if let forwarder, !onward.isEmpty {

@@ -2,9 +2,9 @@ import JOSE
 
 /// One server-to-server notification as the delivery log shows it (apple-reference.md §7):
 /// what it says, where it went, every attempt, and how it ended.
-public struct NotificationRecord: Sendable {
+public struct NotificationRecord: Sendable, Equatable {
     /// How delivery ended, or that it goes on.
-    public enum Outcome: String, Sendable, Equatable {
+    public enum Outcome: String, Sendable, Equatable, CaseIterable {
         /// Queued or between attempts.
         case pending
         /// The receiver answered 2xx.
@@ -13,13 +13,13 @@ public struct NotificationRecord: Sendable {
         case failed
         /// The app group registered no notification URL: nothing was sent.
         case noURL = "no_url"
-        /// The outbox was full when the event happened, or a fault dropped it: nothing was sent.
+        /// A `drop` fault acted on it: nothing was sent.
         case dropped
         /// The mock stopped before delivery ended.
         case abandoned
     }
 
-    /// One try: when (real time), and the status code or the error.
+    /// One try: when (mock time), and the status code or the error.
     public struct Attempt: Sendable, Equatable {
         /// Mock time the attempt began, seconds since 1970 (the deliverer stamps it).
         public var at: Double
@@ -43,7 +43,7 @@ public struct NotificationRecord: Sendable {
     /// The user it is about.
     public let userID: String
     /// The notification's sequence number from the operation that queued it.
-    public let sequence: UInt64
+    package let sequence: UInt64
     /// Where it goes; nil when the app group registered no URL.
     public let url: String?
     /// The payload to sign, until the JWT exists; then the JWT alone carries it, so a long
@@ -60,7 +60,7 @@ public struct NotificationRecord: Sendable {
     /// Real time the next attempt is due, while pending.
     var dueAt: Double
     /// The injected fault that acted on it: its id and action (`f2 duplicate`).
-    public var fault: String?
+    package var fault: String?
 
     /// A new record.
     init(id: UInt64, notification: PendingNotification, outcome: Outcome, dueAt: Double) {
@@ -102,7 +102,7 @@ public struct NotificationRecord: Sendable {
     var retries: Bool { fault.map { !$0.hasSuffix(" " + FaultSpec.Action.once.name) } ?? true }
 
     /// Whether delivery has ended one way or another.
-    public var isSettled: Bool { outcome != .pending }
+    package var isSettled: Bool { outcome != .pending }
 
     /// The JWT's claims (`iss`, `aud`, `iat`, `exp`, `jti`, `events`).
     public var claims: JSONObject {
@@ -112,10 +112,10 @@ public struct NotificationRecord: Sendable {
     }
 
     /// The event object the claims carry.
-    public var event: JSONObject { PendingNotification.event(claims) }
+    package var event: JSONObject { PendingNotification.event(claims) }
 
     /// The record as the control API lists it.
-    public var json: JSONObject {
+    package var json: JSONObject {
         let claims = self.claims
         var object = JSONObject()
         object["id"] = .int(Int64(clamping: id))

@@ -4,9 +4,9 @@
 /// when no such directory is there
 /// (newcomer report P5, probe finding N9). A test fails when these copies differ from the files.
 /// Everything here is public: never use these keys to protect anything real.
-public enum BuiltInKeys {
+package enum BuiltInKeys {
     /// `Keys/signing/<kid>.pem`: the RSA-2048 signing keys as (kid, PKCS#8 PEM), in file-name order.
-    public static let signing: [(keyID: String, pem: String)] = [
+    package static let signing: [(keyID: String, pem: String)] = [
         ("W2ek7HdPaL", """
         -----BEGIN PRIVATE KEY-----
         MIIEvAIBADANBgkqhkiG9w0BAQEFAASCBKYwggSiAgEAAoIBAQCbzFM+0RkD+d5Q
@@ -103,10 +103,10 @@ public enum BuiltInKeys {
     ]
 
     /// The developer key id whose private key is built in.
-    public static let developerKeyID = "MOCKKEY001"
+    package static let developerKeyID = "MOCKKEY001"
 
     /// `Keys/AuthKey_MOCKKEY001.p8`: the default team's P-256 developer key, PKCS#8 PEM.
-    public static let developerKeyPEM = """
+    package static let developerKeyPEM = """
         -----BEGIN PRIVATE KEY-----
         MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgnDgmIArSlsUNkb9l
         7atgxvhOaT+pFkwjLLD0bu0a1A+hRANCAARkzO7AGxv21KAm7TfEuwXRkJqSTVsV
@@ -116,7 +116,7 @@ public enum BuiltInKeys {
         """
 
     /// The developer key's private PEM when `keyID` is the built-in one.
-    public static func developerKey(_ keyID: String) -> String? {
+    package static func developerKey(_ keyID: String) -> String? {
         keyID == developerKeyID ? developerKeyPEM : nil
     }
 }

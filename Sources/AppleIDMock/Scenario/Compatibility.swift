@@ -1,8 +1,8 @@
 /// One knob for each behaviour of Apple's the reference marks uncertain or changed; every
 /// default is what Apple does today (apple-reference.md, "Conflicts and open questions").
-public struct Compatibility: Sendable, Equatable {
+package struct Compatibility: Sendable, Equatable {
     /// How a boolean claim is encoded in an id_token.
-    public enum BooleanEncoding: String, Sendable, Equatable, CaseIterable {
+    package enum BooleanEncoding: String, Sendable, Equatable, CaseIterable {
         /// JSON `true`/`false` (Apple since Feb 2024).
         case boolean
         /// Strings `"true"`/`"false"` (Apple 2019 – early 2024).
@@ -10,7 +10,7 @@ public struct Compatibility: Sendable, Equatable {
     }
 
     /// The unit of `event_time` in server-to-server notifications.
-    public enum TimeUnit: String, Sendable, Equatable, CaseIterable {
+    package enum TimeUnit: String, Sendable, Equatable, CaseIterable {
         /// Seconds since 1970, as in Apple's examples.
         case seconds
         /// Milliseconds since 1970, as in a real captured event.
@@ -18,7 +18,7 @@ public struct Compatibility: Sendable, Equatable {
     }
 
     /// How `/auth/authorize` reports a configuration error.
-    public enum AuthorizeErrorFormat: String, Sendable, Equatable, CaseIterable {
+    package enum AuthorizeErrorFormat: String, Sendable, Equatable, CaseIterable {
         /// Apple's rendered HTML error page with code and message (observed).
         case page
         /// `{"error": …}` JSON (TN3107).
@@ -26,69 +26,69 @@ public struct Compatibility: Sendable, Equatable {
     }
 
     /// `email_verified` encoding (§4; open question 1). Today: boolean.
-    public var emailVerified: BooleanEncoding = .boolean
+    package var emailVerified: BooleanEncoding = .boolean
     /// `is_private_email` encoding in id_tokens (§4; open question 1). Today: boolean.
-    public var isPrivateEmail: BooleanEncoding = .boolean
+    package var isPrivateEmail: BooleanEncoding = .boolean
     /// `response_mode` when the request omits it (§1.2 [U]). Today's assumption: `query`.
-    public var defaultResponseMode: String = "query"
+    package var defaultResponseMode: String = "query"
     /// Whether a refresh answer carries an `id_token` (§1.3; open question 3). Today: yes.
-    public var refreshReturnsIDToken: Bool = true
+    package var refreshReturnsIDToken: Bool = true
     /// Whether a refresh answer carries a `refresh_token` (§1.3). Today: no.
-    public var refreshReturnsRefreshToken: Bool = false
+    package var refreshReturnsRefreshToken: Bool = false
     /// Error for refreshing after the user revoked consent (§2.1; open question 7). Today: `invalid_request` (TN3107).
-    public var revokedConsentRefreshError: String = "invalid_request"
+    package var revokedConsentRefreshError: String = "invalid_request"
     /// Whether `code_challenge_method=plain` is accepted (§1.2 [U]).
-    public var pkcePlainAllowed: Bool = true
+    package var pkcePlainAllowed: Bool = true
     /// Seconds a client_secret `iat` may lie in the future (§3 [U]). Today: none.
-    public var clientSecretIATLeeway: Int = 0
+    package var clientSecretIATLeeway: Int = 0
     /// The clock a client_secret's `iat` and `exp` are checked against: the mock clock, as
     /// Apple checks them against its own (§3), or real time, for a backend that mints secrets
     /// from the real clock while a suite moves the mock's far ahead.
-    public var clientSecretClock: ClientSecretClock = .mock
+    package var clientSecretClock: ClientSecretClock = .mock
     /// Whether a client_secret may write `aud` as a one-element array `["https://appleid.apple.com"]`,
     /// as Go's golang-jwt `RegisteredClaims` does by default (§3: very likely accepted by Apple).
     /// Today: accepted; any other array is refused either way.
-    public var clientSecretAudArray: AudienceArray = .accept
+    package var clientSecretAudArray: AudienceArray = .accept
     /// Whether later id_tokens still carry `email` (§4; open question 10). Today: yes.
-    public var emailOnLaterLogins: Bool = true
+    package var emailOnLaterLogins: Bool = true
     /// Whether `/auth/keys` lists its keys in a new order on each fetch (§1.5 [O]).
-    public var shuffleKeys: Bool = true
+    package var shuffleKeys: Bool = true
     /// Status and format of authorize error answers (§2.2; open question 6).
-    public var authorizeErrorFormat: AuthorizeErrorFormat = .page
+    package var authorizeErrorFormat: AuthorizeErrorFormat = .page
     /// HTTP status of authorize error answers. Unconfirmed; 400 per TN3107.
-    public var authorizeErrorStatus: Int = 400
+    package var authorizeErrorStatus: Int = 400
     /// Enforce Apple's redirect_uri rules (https, a domain name, no IP, no localhost, no fragment).
-    public var strictRedirectURIs: Bool = false
+    package var strictRedirectURIs: Bool = false
     /// Deletion event type (§7; open question 4): `account-deleted` as Apple's current page says, or `account-delete` as older docs and most libraries.
-    public var accountDeletionEventType: String = "account-deleted"
+    package var accountDeletionEventType: String = "account-deleted"
     /// `event_time` unit (§7; open question 5). Today: milliseconds, as captured.
-    public var eventTimeUnit: TimeUnit = .milliseconds
+    package var eventTimeUnit: TimeUnit = .milliseconds
     /// Whether `/auth/revoke` also sends a `consent-revoked` notification (§1.4 [U]).
-    public var revokeNotifies: Bool = false
+    package var revokeNotifies: Bool = false
 
     /// Whether `/auth/revoke` without a `token` is `invalid_request` (strict, catches the
     /// library bug of sending `refresh_token=`, §11 pitfall 18) instead of Apple's 200 that
     /// revokes nothing.
-    public var revokeRequiresToken: Bool = false
+    package var revokeRequiresToken: Bool = false
     /// Error for a token request with a JSON body (`application/json`, or a body that is a JSON
     /// object): `invalid_client` as observed at Apple (apple-reference.md §1.3 [O], §11 pitfall
     /// 10), or `invalid_request`, TN3107's error for a bad content type (§2.1 [D]). Other
     /// non-form bodies are always `invalid_request` (TN3107). Read from `token_json_body_error`,
     /// or its former name `token_content_type_error`.
-    public var tokenJSONBodyError: String = "invalid_client"
+    package var tokenJSONBodyError: String = "invalid_client"
     /// `Cache-Control` on `/auth/keys`, or nil for none. Apple's headers say not to cache (§1.5
     /// [O]); the exact value is unknown.
-    public var jwksCacheControl: String? = "no-cache"
+    package var jwksCacheControl: String? = "no-cache"
 
     /// How the notification JWT carries `events`: a JSON-encoded string as real payloads do
     /// (§7 [O]), or an object as Apple's examples show.
-    public var eventsClaimFormat: EventsClaimFormat = .string
+    package var eventsClaimFormat: EventsClaimFormat = .string
     /// Seconds to wait before each retry of a notification the receiver refused, did not answer
     /// in time, or answered with a non-2xx status (Apple's schedule is undocumented, §7 [U]).
-    public var notificationRetryDelays: [Int] = [1, 2, 4, 8, 16]
+    package var notificationRetryDelays: [Int] = [1, 2, 4, 8, 16]
 
     /// The clock client secrets are checked against.
-    public enum ClientSecretClock: String, Sendable, Equatable, CaseIterable {
+    package enum ClientSecretClock: String, Sendable, Equatable, CaseIterable {
         /// The mock clock, which `POST /__mock/clock` moves (Apple's behaviour).
         case mock
         /// Real time, whatever the mock clock says.
@@ -96,7 +96,7 @@ public struct Compatibility: Sendable, Equatable {
     }
 
     /// Whether a client_secret's `aud` may be a one-element array of Apple's audience.
-    public enum AudienceArray: String, Sendable, Equatable, CaseIterable {
+    package enum AudienceArray: String, Sendable, Equatable, CaseIterable {
         /// `["https://appleid.apple.com"]` is taken as the string is.
         case accept
         /// Only the string form, as Apple's text writes it.
@@ -104,7 +104,7 @@ public struct Compatibility: Sendable, Equatable {
     }
 
     /// The shape of the notification's `events` claim.
-    public enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {
+    package enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {
         /// `"events": "{\"type\":…}"`.
         case string
         /// `"events": {"type": …}`.
@@ -115,32 +115,32 @@ public struct Compatibility: Sendable, Equatable {
     /// existing address lives and Apple still issues them, or `private.icloud.com`, where Apple
     /// says new ones move later in 2026. A user's own `relay_domain` overrides it, so one suite
     /// holds users of both (the built-in scenario does).
-    public var relayDomain: RelayDomain = .issued
+    package var relayDomain: RelayDomain = .issued
 
     /// The text after `550` when the relay refuses a recipient (§6), one per reason.
-    public var relayRefusal = RelayRefusalTexts()
+    package var relayRefusal = RelayRefusalTexts()
 
     /// The relay's reply texts by reason: `{sender}` stands for the envelope sender,
     /// `{recipient}` for the relay address. Two are observed from Apple's relay; the others are
     /// not documented, and their defaults say so.
-    public struct RelayRefusalTexts: Sendable, Equatable {
+    package struct RelayRefusalTexts: Sendable, Equatable {
         /// No user has the address: observed as `550 5.1.1 <relay address>: user not found`.
-        public var unknownRecipient = "5.1.1 <{recipient}>: user not found"
+        package var unknownRecipient = "5.1.1 <{recipient}>: user not found"
         /// The user deleted their account. Not documented: the unknown-address text, as the
         /// address no longer reaches anyone.
-        public var accountDeleted = "5.1.1 <{recipient}>: user not found"
+        package var accountDeleted = "5.1.1 <{recipient}>: user not found"
         /// The user turned forwarding off for the team. Not documented: the unknown-address text.
-        public var forwardingDisabled = "5.1.1 <{recipient}>: user not found"
+        package var forwardingDisabled = "5.1.1 <{recipient}>: user not found"
         /// The sender is not registered: observed as `550 5.1.1 <sender>: unauthorized sender`.
-        public var unauthorizedSender = "5.1.1 <{sender}>: unauthorized sender"
+        package var unauthorizedSender = "5.1.1 <{sender}>: unauthorized sender"
         /// The sender's domain fails SPF. Not documented: RFC 7372's code for a failed SPF check.
-        public var spfFail = "5.7.23 <{sender}>: SPF validation failed"
+        package var spfFail = "5.7.23 <{sender}>: SPF validation failed"
 
         /// Apple's texts as observed, and the documented stand-ins.
-        public init() {}
+        package init() {}
 
         /// The text for `refusal`.
-        public subscript(refusal: RelayRefusal) -> String {
+        package subscript(refusal: RelayRefusal) -> String {
             get {
                 switch refusal {
                 case .unknownRecipient: unknownRecipient
@@ -163,5 +163,5 @@ public struct Compatibility: Sendable, Equatable {
     }
 
     /// Today's Apple.
-    public init() {}
+    package init() {}
 }

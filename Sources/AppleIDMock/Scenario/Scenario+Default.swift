@@ -1,6 +1,6 @@
 extension Scenario {
     /// The public half of `Keys/AuthKey_MOCKKEY001.p8`, the default team's developer key.
-    public static let defaultDeveloperPublicKey = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZMzuwBsb9tSgJu03xLsF0ZCakk1b\nFQMj7ccnQy9i9MqMbrrcuHIll5Ng4RYgWeG8Jwbh3kK4GGOhqSnDMfy7Aw==\n-----END PUBLIC KEY-----\n"
+    package static let defaultDeveloperPublicKey = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZMzuwBsb9tSgJu03xLsF0ZCakk1b\nFQMj7ccnQy9i9MqMbrrcuHIll5Ng4RYgWeG8Jwbh3kK4GGOhqSnDMfy7Aw==\n-----END PUBLIC KEY-----\n"
 
     /// The built-in scenario: `appleid-mock` with no arguments serves this.
     ///

@@ -2,7 +2,7 @@ import JOSE
 
 extension Scenario {
     /// The scenario as JSON, every field written out (defaults included), keys in a fixed order.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var top = JSONObject()
         top["teams"] = .array(teams.map(\.json))
         top["users"] = .array(users.map(\.json))
@@ -59,7 +59,7 @@ extension Scenario {
     }
 
     /// Pretty-printed JSON that `load(json:)` reads back to an equal scenario.
-    public var prettyJSON: String { JSONWriter.pretty(json) }
+    package var prettyJSON: String { JSONWriter.pretty(json) }
 }
 
 extension Scenario.Team {

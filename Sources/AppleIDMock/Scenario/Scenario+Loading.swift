@@ -5,15 +5,15 @@ import Synchronization
 extension Scenario {
     /// Largest scenario file accepted, as the file's own bytes count: room for 100,000 users
     /// pretty-printed (about 15 MB), which load tests of a backend sign up.
-    public static let maxFileBytes = 32 * 1024 * 1024
+    package static let maxFileBytes = 32 * 1024 * 1024
     /// Most clients across all teams (the domain indexes them; probe finding F3).
-    public static let maxClients = 65_536
+    package static let maxClients = 65_536
     /// Most (user, team) pairs: each has a `sub` and a relay address the domain indexes (issue 20),
     /// so users times teams is bounded, in the scenario and at runtime.
-    public static let maxUserTeamPairs = 2_000_000
+    package static let maxUserTeamPairs = 2_000_000
 
     /// Most users a scenario of `teams` teams holds, its own and runtime ones together.
-    public static func maxUsers(teams: Int) -> Int { maxUserTeamPairs / max(1, teams) }
+    package static func maxUsers(teams: Int) -> Int { maxUserTeamPairs / max(1, teams) }
 
     /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
     /// `signing_keys.directory` must name a directory that exists, except the built-in default
@@ -40,9 +40,15 @@ extension Scenario {
         return scenario
     }
 
+    /// A scenario written as a scenario file is (docs/scenario.md), checked as one: every problem
+    /// is reported with its JSON path. Keys left out take their defaults.
+    public init(json: String) throws(ScenarioError) {
+        self = try Self.load(json: Array(json.utf8))
+    }
+
     /// Parses and validates scenario JSON. Unknown keys are errors; every problem is reported
     /// with its JSON path.
-    public static func load(json bytes: [UInt8]) throws(ScenarioError) -> Scenario {
+    package static func load(json bytes: [UInt8]) throws(ScenarioError) -> Scenario {
         guard bytes.count <= maxFileBytes else {
             throw ScenarioError(path: "$", message: "expected at most \(maxFileBytes) bytes, found \(bytes.count)")
         }

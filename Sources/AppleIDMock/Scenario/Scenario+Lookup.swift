@@ -1,11 +1,11 @@
 extension Scenario {
     /// The user with scenario id `id`.
-    public func user(_ id: String) -> User? {
+    package func user(_ id: String) -> User? {
         users.first { $0.id == id }
     }
 
     /// The client with this exact (case-sensitive) id and the team it belongs to.
-    public func client(_ clientID: String) -> (team: Team, client: Client)? {
+    package func client(_ clientID: String) -> (team: Team, client: Client)? {
         for team in teams {
             if let client = team.clients.first(where: { $0.clientID == clientID }) { return (team, client) }
         }

@@ -8,7 +8,7 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
         public var message: String
 
         /// A problem at `path`.
-        public init(path: String, message: String) {
+        package init(path: String, message: String) {
             self.path = path
             self.message = message
         }
@@ -21,12 +21,12 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
     public var problems: [Problem]
 
     /// A single problem.
-    public init(path: String, message: String) {
+    package init(path: String, message: String) {
         problems = [Problem(path: path, message: message)]
     }
 
     /// Several problems.
-    public init(problems: [Problem]) {
+    package init(problems: [Problem]) {
         self.problems = problems
     }
 

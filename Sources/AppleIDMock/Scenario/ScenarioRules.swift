@@ -3,7 +3,7 @@ import JOSE
 import MiniHTTP
 
 /// Field rules for scenario values. Each returns nil when the value is fine, else what was expected.
-public enum ScenarioRules {
+package enum ScenarioRules {
     /// Apple's 10-character identifiers (Team ID, Key ID): upper-case letters and digits.
     static func appleID(kind: String) -> (String) -> String? {
         { value in
@@ -14,7 +14,7 @@ public enum ScenarioRules {
 
     /// A PEM SubjectPublicKeyInfo holding a P-256 key.
     static func p256PublicKey(_ pem: String) -> String? {
-        (try? P256PublicKey(pem: pem)) == nil ? "expected a PEM P-256 public key (-----BEGIN PUBLIC KEY-----)" : nil
+        (try? P256PublicKey(pem: pem)) == nil ? "expected a PEM P-256 package key (-----BEGIN PUBLIC KEY-----)" : nil
     }
 
     /// A bundle id or Services ID: printable, no spaces, at most 255 bytes.
@@ -106,7 +106,7 @@ public enum ScenarioRules {
 
     /// Apple's own rules for return URLs (apple-reference.md §1.2): https, a domain name (no IP
     /// address, no localhost), no fragment.
-    public static func strictRedirectURI(_ value: String) -> String? {
+    package static func strictRedirectURI(_ value: String) -> String? {
         guard let url = URL(string: value), let host = url.host?.lowercased() else { return "expected an absolute URL" }
         if url.scheme?.lowercased() != "https" { return strictHTTPSExpectation }
         if host == "localhost" || host.hasSuffix(".localhost") { return "expected a domain name, not localhost (strict_redirect_uris is on)" }
@@ -129,12 +129,12 @@ public enum ScenarioRules {
 
     /// A signing key id in Apple's alphabet and length (apple-reference.md §1.5 [O]: 10 letters
     /// and digits today, 6 or 7 before): 1 to 10 ASCII letters and digits.
-    public static func isKeyID(_ value: String) -> Bool {
+    package static func isKeyID(_ value: String) -> Bool {
         (1...10).contains(value.utf8.count) && value.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
     }
 
     /// What `isKeyID` expects, for messages.
-    public static let keyIDExpectation = "expected a key id of 1 to 10 letters and digits (Apple's are 10, e.g. W2ek7HdPaL)"
+    package static let keyIDExpectation = "expected a key id of 1 to 10 letters and digits (Apple's are 10, e.g. W2ek7HdPaL)"
 
     private static func isWordByte(_ byte: UInt8) -> Bool {
         (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 45 || byte == 95

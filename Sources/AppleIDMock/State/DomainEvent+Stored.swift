@@ -67,6 +67,10 @@ extension DomainEvent: StoredCodable {
             object["reset"] = record.stored
         case .faultFired(let firing):
             object["firing"] = firing.stored
+        case .faultsInstalled(let faults):
+            object["faults"] = .array(faults.map(\.stored))
+        case .faultsRemoved(let ids):
+            object["ids"] = .array(ids.map(JSONValue.string))
         }
         return .object(object)
     }
@@ -119,6 +123,10 @@ extension DomainEvent: StoredCodable {
             self = .reset(try reader.decode("reset"))
         case "fault-fired":
             self = .faultFired(try reader.decode("firing"))
+        case "faults-installed":
+            self = .faultsInstalled(try reader.decodeArray("faults"))
+        case "faults-removed":
+            self = .faultsRemoved(ids: try reader.strings("ids"))
         default:
             throw reader.error("type", "unknown event type \"\(type)\" (expected one of: \(Self.names.joined(separator: ", ")))")
         }

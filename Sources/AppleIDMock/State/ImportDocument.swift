@@ -3,12 +3,14 @@ import JOSE
 /// A state archive (`state export`'s JSON) checked whole before `state import` makes a file of
 /// it: its members cut out of the bytes (`JSONSlices`) and parsed one at a time; every event
 /// decoded, range-checked and replayed through `World.refusal(of:)` on the state it leads to
-/// (the scenario's initial state at the genesis, then each event applied); the notification
-/// log checked against the events. Only the bytes, the replayed world and the notification log
+/// (the scenario's initial state at the genesis, then each event applied); the delivery events
+/// checked against the events (a version 1 archive's notification log taken over as
+/// `notification-imported` events). Only the bytes, the replayed world and the delivery events
 /// stay in memory; `event(_:)` decodes an event again to write it.
 struct ImportDocument {
     /// The members an archive has, in the order `export` writes them.
-    static let keys = ["format", "version", "scenario", "genesis", "random", "jwks_order", "events", "notifications"]
+    static let keys = ["format", "version", "scenario", "genesis", "random", "fault_random", "jwks_order", "events", "deliveries",
+                       "deliveries_forgotten", "notifications"]
 
     private let bytes: [UInt8]
     /// The scenario the state belongs to.
@@ -17,11 +19,14 @@ struct ImportDocument {
     let genesis: StateGenesis
     /// The seeded streams' positions, when stored.
     let random: SeededRandom.Position?
+    let faultRandom: SeededRandom.Position?
     let keyOrder: SeededRandom.Position?
     /// Where each event's object is in `bytes`.
     let events: [Range<Int>]
-    /// The notification log, as the file stores it.
-    let notifications: NotificationChanges
+    /// The delivery events (version 2), or a version 1 log's records as `notification-imported` events.
+    let deliveries: [RecordedDelivery]
+    /// Notifications whose delivery events compaction dropped.
+    let forgottenThrough: UInt64
 
     /// Reads and checks `bytes`; the first problem is a `Failure` naming its JSON path.
     init(_ bytes: [UInt8]) throws(StateArchive.Failure) {
@@ -58,9 +63,11 @@ struct ImportDocument {
             throw StateArchive.Failure(description: "scenario: \(error)")
         }
         let (genesisJSON, randomJSON, orderJSON) = (try value("genesis"), try value("random"), try value("jwks_order"))
+        let faultJSON = try value("fault_random")
         do throws(StoredStateError) {
             genesis = try StateGenesis(stored: genesisJSON, path: "genesis")
             random = randomJSON == .null ? nil : try SeededRandom.Position(stored: randomJSON, path: "random")
+            faultRandom = faultJSON == .null ? nil : try SeededRandom.Position(stored: faultJSON, path: "fault_random")
             keyOrder = orderJSON == .null ? nil : try SeededRandom.Position(stored: orderJSON, path: "jwks_order")
         } catch {
             throw StateArchive.Failure(description: "\(error)")
@@ -80,11 +87,63 @@ struct ImportDocument {
             world.apply(recorded.event)
             last = recorded.sequence
         }
-        notifications = try Self.notifications(bytes, members["notifications"], lastSequence: last)
+        if version == 1 {
+            guard members["deliveries"] == nil else { throw StateArchive.Failure(description: "deliveries: not a key of a version 1 archive") }
+            let log = try Self.notifications(bytes, members["notifications"], lastSequence: last)
+            deliveries = log.records.enumerated().map { RecordedDelivery(sequence: UInt64($0.offset + 1), cursor: log.cursor, event: .imported($0.element)) }
+            forgottenThrough = 0
+        } else {
+            guard members["notifications"] == nil else {
+                throw StateArchive.Failure(description: "notifications: not a key of a version \(version) archive (its log is its deliveries)")
+            }
+            deliveries = try Self.deliveries(bytes, members["deliveries"], lastSequence: last)
+            switch try value("deliveries_forgotten") {
+            case .null: forgottenThrough = 0
+            case .int(let through) where StoredRange.counts.contains(through): forgottenThrough = UInt64(through)
+            default: throw StateArchive.Failure(description: "deliveries_forgotten: \(StoredRange.expectation(StoredRange.counts))")
+            }
+        }
+    }
+
+    /// The delivery events at `range`: sequences ascending, each cursor at most the last event's
+    /// sequence and never below the previous one's, each event decoded.
+    private static func deliveries(_ bytes: [UInt8], _ range: Range<Int>?, lastSequence: UInt64) throws(StateArchive.Failure) -> [RecordedDelivery] {
+        let elements: [Range<Int>]
+        do {
+            elements = try JSONSlices.elements(bytes, in: range ?? 0..<0)
+        } catch {
+            throw StateArchive.Failure(description: range == nil ? "deliveries: expected an array" : "deliveries: \(error)")
+        }
+        var found: [RecordedDelivery] = []
+        found.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            let place = "deliveries[\(index)]"
+            do throws(StoredStateError) {
+                let json: JSONValue
+                do {
+                    json = try JSONSlices.parse(bytes, element)
+                } catch {
+                    throw StoredStateError(path: place, message: "not JSON: \(error)")
+                }
+                var reader = try StoredReader(json, path: place)
+                let sequence = UInt64(try reader.int64("sequence", in: StoredRange.counters))
+                guard sequence > found.last?.sequence ?? 0 else { throw reader.error("sequence", "expected an integer above the previous delivery's") }
+                let cursor = UInt64(try reader.int64("cursor", in: StoredRange.counts))
+                guard cursor <= lastSequence, cursor >= found.last?.cursor ?? 0 else {
+                    throw reader.error("cursor", "expected at most the last event's sequence (\(lastSequence)) and at least the previous delivery's cursor")
+                }
+                let event = try reader.decode("event", as: DeliveryEvent.self)
+                try reader.finish()
+                found.append(RecordedDelivery(sequence: sequence, cursor: cursor, event: event))
+            } catch {
+                throw StateArchive.Failure(description: "\(error)")
+            }
+        }
+        return found
     }
 
     /// Event `index` decoded again (it was checked when the document was read).
-    func event(_ index: Int) throws(StateArchive.Failure) -> MockState.RecordedEvent {
+    func event(_ index: Int) throws(StateArchive.Failure) -> RecordedEvent {
         try Self.event(bytes, events[index], index: index, after: 0)
     }
 
@@ -102,12 +161,13 @@ struct ImportDocument {
         }
         let context = DomainContext(scenario: scenario, clients: clients, issuer: AppleIDMockConfiguration().issuer, ring: ring, keySeed: nil,
                                     codeCapacity: AppleIDMockConfiguration().maxPendingCodes)
-        return World(context: context, clock: genesis.clock, now: genesis.start, secret: genesis.secret, firstConsentID: 1, random: .seeded(0))
+        return World(context: context, clock: genesis.clock, now: genesis.start, secret: genesis.secret, firstConsentID: 1, random: .seeded(0),
+                     faultRandom: SeededRandom(entropy: [UInt8](repeating: 0, count: 32)))
     }
 
     /// The event at `range`, the `index`th: its sequence above `after` and within
     /// `StoredRange.counters`, its time within `StoredRange.instants`, the event decoded.
-    private static func event(_ bytes: [UInt8], _ range: Range<Int>, index: Int, after last: UInt64) throws(StateArchive.Failure) -> MockState.RecordedEvent {
+    private static func event(_ bytes: [UInt8], _ range: Range<Int>, index: Int, after last: UInt64) throws(StateArchive.Failure) -> RecordedEvent {
         let place = "events[\(index)]"
         let json: JSONValue
         do {
@@ -122,7 +182,7 @@ struct ImportDocument {
             let at = try reader.double("at", in: StoredRange.instants)
             let event = try reader.decode("event", as: DomainEvent.self)
             try reader.finish()
-            return MockState.RecordedEvent(sequence: UInt64(sequence), at: at, event: event)
+            return RecordedEvent(sequence: UInt64(sequence), at: at, event: event)
         } catch {
             throw StateArchive.Failure(description: "\(error)")
         }
@@ -131,7 +191,8 @@ struct ImportDocument {
     /// The notification log at `range`: at most `NotificationDeliverer.logCapacity` records,
     /// ids ascending below `next_id`, none about an event after the last one, and the cursor
     /// not past it either (the deliverer would wait for events that never come).
-    private static func notifications(_ bytes: [UInt8], _ range: Range<Int>?, lastSequence: UInt64) throws(StateArchive.Failure) -> NotificationChanges {
+    private static func notifications(_ bytes: [UInt8], _ range: Range<Int>?, lastSequence: UInt64) throws(StateArchive.Failure)
+        -> (cursor: UInt64, records: [NotificationRecord]) {
         guard let range else { throw StateArchive.Failure(description: "notifications: expected an object") }
         do throws(StoredStateError) {
             var members: [String: Range<Int>] = [:]
@@ -167,7 +228,7 @@ struct ImportDocument {
                 throw StoredStateError(path: "notifications.records", message: "expected at most \(NotificationDeliverer.logCapacity) records, "
                                        + "the most the log keeps; found \(elements.count)")
             }
-            var changes = NotificationChanges(replaceAll: true, firstLiveID: 1, cursor: UInt64(cursor), nextID: UInt64(nextID))
+            var records: [NotificationRecord] = []
             var lastID: UInt64 = 0
             for (index, element) in elements.enumerated() {
                 let place = "notifications.records[\(index)]"
@@ -185,9 +246,9 @@ struct ImportDocument {
                     throw StoredStateError(path: place + ".sequence", message: "expected at most the last event's sequence (\(lastSequence))")
                 }
                 lastID = record.id
-                changes.records.append(record)
+                records.append(record)
             }
-            return changes
+            return (UInt64(cursor), records)
         } catch {
             throw StateArchive.Failure(description: "\(error)")
         }

@@ -5,19 +5,19 @@ import JOSE
 /// `appleid-mock state show|export|import`: a state file looked at, saved as JSON a person can
 /// read and edit, and made from such JSON to seed a suite. Every call holds the file's lock
 /// while it runs, so none works on a file a running mock holds.
-public enum StateArchive {
+package enum StateArchive {
     /// What an archive's `format` says.
     static let format = "appleid-mock-state"
 
     /// Why an archive cannot be read or written; the CLI exits 2 with the message.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
+    package struct Failure: Error, CustomStringConvertible, Sendable {
         /// What is wrong, naming the JSON path at fault where there is one.
-        public var description: String
+        package var description: String
     }
 
     /// A summary of the state in `path`: the scenario, clock, users, consents, codes, keys,
     /// events and notifications.
-    public static func show(path: String) throws(Failure) -> String {
+    package static func show(path: String) throws(Failure) -> String {
         let (file, scenario) = try open(path)
         guard let stored = file.stored else { throw Failure(description: "state file \(path): empty (no mock has started on it)") }
         var configuration = AppleIDMockConfiguration()
@@ -29,19 +29,23 @@ public enum StateArchive {
         } catch {
             throw Failure(description: "\(error)")
         }
-        let state = domain.state
-        let users = state.users
-        let keys = state.keys
-        let clock = state.clock
-        let records = stored.notifications.records
+        let users = domain.users
+        let (keys, signingKeyID) = domain.keys
+        let reading = domain.clockReading
+        let consents = domain.owner.read { world, _ in world.consents.count }
+        // The delivery log as a restart rebuilds it from the record.
+        var log = NotificationLog(capacity: NotificationDeliverer.logCapacity)
+        log.forgottenThrough = stored.forgottenThrough
+        NotificationDeliverer.rebuild(&log, events: stored.events, deliveries: stored.deliveries, now: 0, scenario: scenario, issuer: domain.issuer)
+        let records = log.live
         let lines: [(String, String)] = [
             ("scenario", "\(scenario.teams.count) team\(scenario.teams.count == 1 ? "" : "s"), \(scenario.users.count) user\(scenario.users.count == 1 ? "" : "s")"),
-            ("clock", RFC3339.format(state.now) + (clock.isFrozen ? " (frozen)" : " (running, \(Self.signed(state.offsetFromRealTime)) s from real time)")),
+            ("clock", RFC3339.format(Int64(seconds: reading.now)) + (reading.clock.isFrozen ? " (frozen)" : " (running, \(Self.signed(reading.offset)) s from real time)")),
             ("users", "\(users.count) (\(users.filter(\.addedAtRuntime).count) added at runtime, \(users.filter(\.deleted).count) deleted)"),
-            ("consents", "\(state.consentCount) live"),
-            ("codes", "\(state.pendingCodeCount) pending"),
-            ("keys", "\(keys.filter { $0.state != .retired }.count) published, \(keys.filter { $0.state == .retired }.count) retired; signing with \(state.signingKeyID ?? "none")"),
-            ("events", "\(stored.events.count) kept, the last #\(state.lastEventSequence)"),
+            ("consents", "\(consents) live"),
+            ("codes", "\(domain.pendingCodeCount) pending"),
+            ("keys", "\(keys.filter { $0.state != .retired }.count) published, \(keys.filter { $0.state == .retired }.count) retired; signing with \(signingKeyID ?? "none")"),
+            ("events", "\(stored.events.count) kept, the last #\(domain.events.lastSequence)"),
             ("notifications", "\(records.count) (\(records.filter { $0.outcome == .pending }.count) undelivered)"),
         ]
         return (["state file \(path) (schema \(StateFile.schemaVersion))"]
@@ -56,8 +60,9 @@ public enum StateArchive {
 
     /// The state in `path` as pretty JSON: format and version, the scenario, the genesis (MAC
     /// secret, clock, start, keys with their private halves), the seeded streams' positions (the
-    /// events' and `/auth/keys` orders'), every kept event, and the notification log.
-    public static func export(path: String) throws(Failure) -> String {
+    /// events', the faults' and `/auth/keys` orders'), every kept event, and every kept delivery
+    /// event (from which, with the events, a restart rebuilds the notification log).
+    package static func export(path: String) throws(Failure) -> String {
         let (file, _) = try open(path)
         guard let stored = file.stored else { throw Failure(description: "state file \(path): empty (no mock has started on it)") }
         var archive = JSONObject()
@@ -66,6 +71,7 @@ public enum StateArchive {
         archive["scenario"] = (try? JSONParser.parse(file.scenarioJSON)) ?? .null
         archive["genesis"] = stored.genesis.stored
         archive["random"] = stored.random?.stored ?? .null
+        archive["fault_random"] = stored.faultRandom?.stored ?? .null
         archive["jwks_order"] = stored.keyOrder?.stored ?? .null
         archive["events"] = .array(stored.events.map { recorded in
             var event = JSONObject()
@@ -74,11 +80,14 @@ public enum StateArchive {
             event["event"] = recorded.event.stored
             return .object(event)
         })
-        var notifications = JSONObject()
-        notifications["cursor"] = .int(Int64(clamping: stored.notifications.cursor))
-        notifications["next_id"] = .int(Int64(clamping: stored.notifications.nextID))
-        notifications["records"] = .array(stored.notifications.records.map(\.stored))
-        archive["notifications"] = .object(notifications)
+        archive["deliveries"] = .array(stored.deliveries.map { recorded in
+            var delivery = JSONObject()
+            delivery["sequence"] = .int(Int64(clamping: recorded.sequence))
+            delivery["cursor"] = .int(Int64(clamping: recorded.cursor))
+            delivery["event"] = recorded.event.stored
+            return .object(delivery)
+        })
+        archive["deliveries_forgotten"] = .int(Int64(clamping: stored.forgottenThrough))
         return JSONWriter.pretty(.object(archive))
     }
 
@@ -94,7 +103,7 @@ public enum StateArchive {
     /// so what it holds at once is the bytes, the replayed world and one chunk, never the whole
     /// tree. Returns how many events it holds.
     @discardableResult
-    public static func importing(_ bytes: [UInt8], into path: String) throws(Failure) -> Int {
+    package static func importing(_ bytes: [UInt8], into path: String) throws(Failure) -> Int {
         guard !FileManager.default.fileExists(atPath: path) else {
             throw Failure(description: "state file \(path) exists; remove it or name a new file (import never writes over a state)")
         }
@@ -116,9 +125,11 @@ public enum StateArchive {
                 }
             }
             batch.random = document.random
+            batch.faultRandom = document.faultRandom
             batch.keyOrder = document.keyOrder
-            batch.notifications = document.notifications
+            batch.deliveries = document.deliveries
             try file.write(batch)
+            if document.forgottenThrough > 0 { try file.setForgotten(through: document.forgottenThrough) }
             file.close()
         } catch {
             // Checked already: only the disk can fail here. Nothing half-made is left behind.

@@ -4,10 +4,11 @@ import JOSE
 /// The state file of `serve --state FILE`: a SQLite database in WAL mode holding what a restart
 /// must not forget. It stores the mock's beginning (`StateGenesis`: MAC secret, clock, start,
 /// the keys it began with) and every event since (each carries its whole effect, so the
-/// scenario, the genesis and the events rebuild the same `World`), the seeded streams' positions
-/// (the events' and `/auth/keys` orders'), and the notification log with the deliverer's
-/// cursor. It is written, never queried, while the mock runs: the writer commits batches, and
-/// reads happen once, at start.
+/// scenario, the genesis and the events rebuild the same `World`), the delivery events (each
+/// attempt at a notification, a cleared log: with the state's events they rebuild the delivery
+/// log), and the seeded streams' positions (the events', the faults' and `/auth/keys` orders').
+/// It holds events only: nothing is derived and stored beside them. It is written, never queried,
+/// while the mock runs: the writer commits batches, and reads happen once, at start.
 ///
 /// One mock holds a file at a time: a `StateFileLock` taken before SQLite opens the file, and the
 /// connection's exclusive lock from its first write until it closes, so a second mock (or
@@ -15,7 +16,7 @@ import JOSE
 /// exactly one serves.
 final class StateFile: @unchecked Sendable {
     /// The schema this build writes and the newest it reads.
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
     /// `PRAGMA application_id`: "AIDM", so another program's SQLite file is told apart.
     static let applicationID: Int64 = 0x4149_444D
     /// The newest events are kept whole for the event feed; older ones that no later state needs
@@ -37,7 +38,19 @@ final class StateFile: @unchecked Sendable {
         CREATE INDEX events_code ON events(code) WHERE code IS NOT NULL;
         CREATE TABLE notifications(id INTEGER PRIMARY KEY, body TEXT NOT NULL);
         """,
+        // Version 2: the delivery log is a record of events (`deliveries`, beside `events`), not a
+        // table of records; a version 1 file's records are taken over as `notification-imported`
+        // events (`migrateNotifications`) before its table goes.
+        """
+        CREATE TABLE deliveries(sequence INTEGER PRIMARY KEY, cursor INTEGER NOT NULL, id INTEGER NOT NULL, body TEXT NOT NULL);
+        CREATE INDEX deliveries_id ON deliveries(id);
+        """,
     ]
+
+    /// Most delivery events kept behind the newest notification: older ones are forgotten by
+    /// compaction (and the file says up to which id: `deliveries_forgotten`); the log keeps the
+    /// newest 10,000 records.
+    static let keptNotifications: Int64 = 2 * Int64(NotificationDeliverer.logCapacity)
 
     private let database: SQLiteDatabase
     /// This process's hold on the file, taken before SQLite opens it (`StateFileLock`).
@@ -49,7 +62,7 @@ final class StateFile: @unchecked Sendable {
     /// The scenario the state belongs to, as its pretty JSON.
     private(set) var scenarioJSON: String
     private var insertEvent: SQLiteStatement?
-    private var upsertNotification: SQLiteStatement?
+    private var insertDelivery: SQLiteStatement?
     private var setMeta: SQLiteStatement?
     private var writtenSinceCompaction: Int64 = 0
     /// The newest event's sequence number in the file.
@@ -57,6 +70,8 @@ final class StateFile: @unchecked Sendable {
     /// A compaction under way: events at or before `cutoff` are looked through in steps, those
     /// after `done` still to come.
     private var compaction: (cutoff: Int64, done: Int64)?
+    /// Notifications up to this id had their delivery events dropped by compaction.
+    private var forgottenThrough: Int64 = 0
     /// SQLite's steps in compaction since the file was opened: its cost, machine-independent.
     private(set) var compactionSteps: Int64 = 0
 
@@ -123,12 +138,14 @@ final class StateFile: @unchecked Sendable {
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA temp_store=MEMORY")
             try database.transaction { () throws(SQLiteError) in
                 for index in Int(version)..<Self.migrations.count { try database.execute(Self.migrations[index]) }
+                if version < 2 { try migrateNotifications() }
                 try database.execute("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(Self.schemaVersion)")
                 try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scenario', ?1)").run(.text(self.scenarioJSON))
             }
             // Rows written by earlier runs count toward the next compaction.
             writtenSinceCompaction = try database.integer("SELECT count(*) FROM events") ?? 0
             lastSequence = try database.integer("SELECT max(sequence) FROM events") ?? 0
+            forgottenThrough = Int64(clamping: stored?.forgottenThrough ?? 0)
         } catch let error as StateFileError {
             throw error
         } catch let error as SQLiteError {
@@ -145,8 +162,8 @@ final class StateFile: @unchecked Sendable {
         }
     }
 
-    /// Commits `batch` in one transaction: its events, the seeded stream's position after them,
-    /// the notification log's changes. Durable when it returns (WAL, synchronous=FULL).
+    /// Commits `batch` in one transaction: its events and delivery events, the seeded streams'
+    /// positions after them. Durable when it returns (WAL, synchronous=FULL).
     func write(_ batch: StateBatch) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
             if insertEvent == nil {
@@ -158,30 +175,34 @@ final class StateFile: @unchecked Sendable {
                                      code.map(SQLiteValue.text) ?? .null, expires.map(SQLiteValue.integer) ?? .null,
                                      .text(Self.text(recorded.event.stored)))
             }
+            try insert(batch.deliveries)
             if let random = batch.random { try meta("random", random.stored) }
+            if let faultRandom = batch.faultRandom { try meta("fault_random", faultRandom.stored) }
             if let keyOrder = batch.keyOrder { try meta("jwks_order", keyOrder.stored) }
-            if let notifications = batch.notifications {
-                if notifications.replaceAll { try database.execute("DELETE FROM notifications") }
-                if upsertNotification == nil {
-                    upsertNotification = try database.prepare("INSERT OR REPLACE INTO notifications(id, body) VALUES(?1, ?2)")
-                }
-                for record in notifications.records {
-                    try upsertNotification?.run(.integer(Int64(clamping: record.id)), .text(Self.text(record.stored)))
-                }
-                for id in notifications.removed {
-                    try database.prepare("DELETE FROM notifications WHERE id = ?1").run(.integer(Int64(clamping: id)))
-                }
-                if notifications.firstLiveID > 1 {
-                    try database.prepare("DELETE FROM notifications WHERE id < ?1").run(.integer(Int64(clamping: notifications.firstLiveID)))
-                }
-                var cursor = JSONObject()
-                cursor["cursor"] = .int(Int64(clamping: notifications.cursor))
-                cursor["next_id"] = .int(Int64(clamping: notifications.nextID))
-                try meta("notifications", .object(cursor))
-            }
             if let last = batch.events.last { lastSequence = max(lastSequence, Int64(clamping: last.sequence)) }
         }
         writtenSinceCompaction += Int64(batch.events.count)
+    }
+
+    /// Inserts delivery events (in the writer's transaction).
+    private func insert(_ deliveries: [RecordedDelivery]) throws(SQLiteError) {
+        guard !deliveries.isEmpty else { return }
+        if insertDelivery == nil {
+            insertDelivery = try database.prepare("INSERT OR REPLACE INTO deliveries(sequence, cursor, id, body) VALUES(?1, ?2, ?3, ?4)")
+        }
+        for delivery in deliveries {
+            try insertDelivery?.run(.integer(Int64(clamping: delivery.sequence)), .integer(Int64(clamping: delivery.cursor)),
+                                    .integer(Int64(clamping: delivery.event.notificationID)), .text(Self.text(delivery.event.stored)))
+        }
+    }
+
+    /// Brings a version 1 file's notification log into the record: each stored record becomes
+    /// a `notification-imported` delivery event at the deliverer's stored cursor, then the table
+    /// and its cursor go (what `read` already took up the same way).
+    private func migrateNotifications() throws(SQLiteError) {
+        let deliveries = stored?.deliveries ?? []
+        try insert(deliveries)
+        try database.execute("DROP TABLE notifications; DELETE FROM meta WHERE key = 'notifications'")
     }
 
     /// Folds the WAL into the file and closes it (the writer's last act): a stopped mock's file
@@ -195,7 +216,7 @@ final class StateFile: @unchecked Sendable {
             guard (try? compactStep()) != nil else { break }
         }
         insertEvent = nil
-        upsertNotification = nil
+        insertDelivery = nil
         setMeta = nil
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         database.close()
@@ -230,7 +251,10 @@ final class StateFile: @unchecked Sendable {
         if compaction == nil { startCompaction() }
         guard let (cutoff, done) = compaction else { return true }
         try database.transaction { () throws(SQLiteError) in
-            if done == 0 { try prepareReach() }
+            if done == 0 {
+                try prepareReach()
+                try forgetOldDeliveries()
+            }
             let end = try database.prepare("SELECT sequence FROM events WHERE sequence > ?1 AND sequence <= ?2 ORDER BY sequence LIMIT 1 OFFSET ?3")
             try end.bind(.integer(done), .integer(cutoff), .integer(Self.compactionStep - 1))
             let upTo = try end.step() ? end.integer(0) : cutoff
@@ -247,7 +271,8 @@ final class StateFile: @unchecked Sendable {
 
     /// A compaction's statements over the events after ?1 up to ?2.
     static let compactionStatements = [
-        "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type IN ('tokens-issued', 'fault-fired')",
+        // A `times` fault's firings stay (they carry its firings left); other faults' are inert.
+        "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type = 'tokens-issued' OR (type = 'fault-fired' AND code IS NULL))",
         // A redemption in the range takes its code's issue along (the issue is always earlier).
         "DELETE FROM events WHERE sequence <= ?2 AND code IN (SELECT code FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = 'code-redeemed')",
         // An issue in the range goes when a later codes-expired reached its expiry: the reach
@@ -257,6 +282,20 @@ final class StateFile: @unchecked Sendable {
           (SELECT reach FROM temp.compaction_reach AS later WHERE later.sequence > events.sequence ORDER BY later.sequence LIMIT 1)
         """,
     ]
+
+    /// Drops the delivery events of notifications more than `keptNotifications` behind the newest
+    /// (the log let go of them long ago), and says so in the file, so a restart skips the records
+    /// their account events would queue (`StoredState.forgottenThrough`). Seeks by the id index.
+    private func forgetOldDeliveries() throws(SQLiteError) {
+        let newest = try database.integer("SELECT max(id) FROM deliveries") ?? 0
+        let through = newest - Self.keptNotifications
+        guard through > forgottenThrough else { return }
+        let drop = try database.prepare("DELETE FROM deliveries WHERE id <= ?1")
+        try drop.run(.integer(through))
+        compactionSteps += drop.steps
+        forgottenThrough = through
+        try meta("deliveries_forgotten", .int(through))
+    }
 
     /// Fills the reach table for a new compaction: one pass over the events.
     private func prepareReach() throws(SQLiteError) {
@@ -300,8 +339,16 @@ final class StateFile: @unchecked Sendable {
         case .codeIssued(let code, let grant): (code, grant.expiresAt)
         case .codeRedeemed(let code, _, _, _): (code, nil)
         case .codesExpired(let at, _): (nil, at)
+        case .faultFired(let firing) where firing.remaining != nil: ("fault \(firing.faultID)", nil)
         default: (nil, nil)
         }
+    }
+
+    /// Says notifications up to `through` had their delivery events dropped (an import of an
+    /// export that says so).
+    func setForgotten(through: UInt64) throws(SQLiteError) {
+        try database.transaction { () throws(SQLiteError) in try meta("deliveries_forgotten", .int(Int64(clamping: through))) }
+        forgottenThrough = Int64(clamping: through)
     }
 
     private func meta(_ key: String, _ value: JSONValue) throws(SQLiteError) {
@@ -348,8 +395,9 @@ final class StateFile: @unchecked Sendable {
             return try decoded(key) { () throws(StoredStateError) in try SeededRandom.Position(stored: json, path: key) }
         }
         let random = try position("random")
+        let faultRandom = try position("fault_random")
         let keyOrder = try position("jwks_order")
-        var events: [MockState.RecordedEvent] = []
+        var events: [RecordedEvent] = []
         let rows = try database.prepare("SELECT sequence, at, body FROM events ORDER BY sequence")
         while try rows.step() {
             let sequence = rows.integer(0)
@@ -362,28 +410,52 @@ final class StateFile: @unchecked Sendable {
             }
             let json = try parse(rows.text(2) ?? "", "event \(sequence)")
             let event = try decoded("event \(sequence)") { () throws(StoredStateError) in try DomainEvent(stored: json, path: "event") }
-            events.append(MockState.RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
+            events.append(RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
         }
-        var notifications = StoredNotifications()
-        if let text = meta["notifications"] {
-            let json = try parse(text, "notifications")
-            guard case .object(let cursor) = json, case .int(let at)? = cursor["cursor"], case .int(let next)? = cursor["next_id"],
-                  StoredRange.counts.contains(at), StoredRange.counters.contains(next) else {
-                throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, \"next_id\": n} with n "
-                                                                   + "from 0 (cursor) or 1 (next_id) to \(StoredRange.counters.upperBound)"))
+        let lastSequence = events.last?.sequence ?? 0
+        var deliveries: [RecordedDelivery] = []
+        let tables = try database.texts("SELECT name FROM sqlite_schema WHERE type = 'table'")
+        if tables.contains("deliveries") {
+            let rows = try database.prepare("SELECT sequence, cursor, body FROM deliveries ORDER BY sequence")
+            while try rows.step() {
+                let sequence = rows.integer(0)
+                let cursor = rows.integer(1)
+                guard StoredRange.counters.contains(sequence), (0...Int64(clamping: lastSequence)).contains(cursor),
+                      Int64(clamping: deliveries.last?.cursor ?? 0) <= cursor else {
+                    throw StateFileError(path: path, problem: .damaged("delivery \(sequence): sequence and cursor out of order or range"))
+                }
+                let json = try parse(rows.text(2) ?? "", "delivery \(sequence)")
+                let event = try decoded("delivery \(sequence)") { () throws(StoredStateError) in try DeliveryEvent(stored: json, path: "delivery") }
+                deliveries.append(RecordedDelivery(sequence: UInt64(sequence), cursor: UInt64(cursor), event: event))
             }
-            notifications.cursor = UInt64(at)
-            notifications.nextID = UInt64(next)
         }
-        let records = try database.prepare("SELECT id, body FROM notifications ORDER BY id")
-        while try records.step() {
-            let id = records.integer(0)
-            let json = try parse(records.text(1) ?? "", "notification \(id)")
-            notifications.records.append(try decoded("notification \(id)") { () throws(StoredStateError) in
-                try NotificationRecord(stored: json, path: "notification")
-            })
+        if tables.contains("notifications") {
+            // A version 1 file: its stored records, taken over as events at the stored cursor.
+            var cursor: UInt64 = 0
+            if let text = meta["notifications"] {
+                let json = try parse(text, "notifications")
+                guard case .object(let fields) = json, case .int(let at)? = fields["cursor"], (0...Int64(clamping: lastSequence)).contains(at) else {
+                    throw StateFileError(path: path, problem: .damaged("notifications: expected {\"cursor\": n, …} with n from 0 to the last event's sequence"))
+                }
+                cursor = UInt64(at)
+            }
+            let records = try database.prepare("SELECT id, body FROM notifications ORDER BY id")
+            while try records.step() {
+                let id = records.integer(0)
+                let json = try parse(records.text(1) ?? "", "notification \(id)")
+                let record = try decoded("notification \(id)") { () throws(StoredStateError) in try NotificationRecord(stored: json, path: "notification") }
+                deliveries.append(RecordedDelivery(sequence: UInt64(deliveries.count + 1), cursor: cursor, event: .imported(record)))
+            }
         }
-        return StoredState(genesis: genesis, random: random, keyOrder: keyOrder, events: events, notifications: notifications)
+        var forgottenThrough: UInt64 = 0
+        if let text = meta["deliveries_forgotten"] {
+            guard case .int(let through) = try parse(text, "deliveries_forgotten"), StoredRange.counts.contains(through) else {
+                throw StateFileError(path: path, problem: .damaged("deliveries_forgotten: \(StoredRange.expectation(StoredRange.counts))"))
+            }
+            forgottenThrough = UInt64(through)
+        }
+        return StoredState(genesis: genesis, random: random, faultRandom: faultRandom, keyOrder: keyOrder, events: events, deliveries: deliveries,
+                           forgottenThrough: forgottenThrough)
     }
 }
 
@@ -393,51 +465,42 @@ struct StoredState: Sendable {
     var genesis: StateGenesis
     /// The seeded stream's position after the last event (seeded runs only).
     var random: SeededRandom.Position?
+    /// The fault stream's position after the last event (seeded runs only).
+    var faultRandom: SeededRandom.Position?
     /// Where the seeded stream of `/auth/keys` orders stood at the last commit (seeded runs that
     /// served the keys shuffled only).
     var keyOrder: SeededRandom.Position?
     /// Every event kept, in sequence order.
-    var events: [MockState.RecordedEvent]
-    /// The notification log.
-    var notifications: StoredNotifications
-}
-
-/// The notification log as stored: the records, the deliverer's cursor and next id.
-struct StoredNotifications: Sendable {
-    /// The last event the deliverer turned into records.
-    var cursor: UInt64 = 0
-    /// The id the next record gets.
-    var nextID: UInt64 = 1
-    /// The records, ids ascending.
-    var records: [NotificationRecord] = []
-}
-
-/// The notification log's changes since the last commit.
-struct NotificationChanges: Sendable {
-    /// Records new or changed.
-    var records: [NotificationRecord] = []
-    /// Whether the stored log is replaced by `records` (the log was cleared).
-    var replaceAll = false
-    /// Records below this id left the log.
-    var firstLiveID: UInt64 = 1
-    /// Records that left the log from its middle.
-    var removed: [UInt64] = []
-    /// The deliverer's cursor and next id.
-    var cursor: UInt64 = 0
-    var nextID: UInt64 = 1
+    var events: [RecordedEvent]
+    /// Every delivery event kept, in their own sequence order (a version 1 file's records as
+    /// `notification-imported` events).
+    var deliveries: [RecordedDelivery] = []
+    /// Notifications up to this id had their delivery events dropped by compaction: a rebuilt
+    /// log skips them.
+    var forgottenThrough: UInt64 = 0
 }
 
 /// One commit's worth of changes.
 struct StateBatch: Sendable {
     /// Events recorded since the last commit, in sequence order.
-    var events: [MockState.RecordedEvent] = []
-    /// The seeded stream's position after them.
+    var events: [RecordedEvent] = []
+    /// Delivery events recorded since the last commit, in their order.
+    var deliveries: [RecordedDelivery] = []
+    /// The seeded streams' positions after them.
     var random: SeededRandom.Position?
+    var faultRandom: SeededRandom.Position?
     /// Where the seeded stream of `/auth/keys` orders stands, when it moved since the last commit.
     var keyOrder: SeededRandom.Position?
-    /// The notification log's changes.
-    var notifications: NotificationChanges?
 
     /// Whether there is nothing to commit.
-    var isEmpty: Bool { events.isEmpty && random == nil && keyOrder == nil && notifications == nil }
+    var isEmpty: Bool { events.isEmpty && deliveries.isEmpty && random == nil && faultRandom == nil && keyOrder == nil }
+
+    /// `later`'s changes added to these (not committed yet).
+    mutating func merge(_ later: StateBatch) {
+        events += later.events
+        deliveries += later.deliveries
+        random = later.random ?? random
+        faultRandom = later.faultRandom ?? faultRandom
+        keyOrder = later.keyOrder ?? keyOrder
+    }
 }

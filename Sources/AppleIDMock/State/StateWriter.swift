@@ -6,11 +6,11 @@ import MiniHTTP
 import Synchronization
 
 /// The state file's one writer, on its own thread (never an I/O loop, never the cooperative
-/// pool): woken by every operation that recorded events, it takes what is new — the
-/// notification log's changes first, then the events (so the deliverer's cursor never runs
-/// ahead of the events committed with it), and where the seeded `/auth/keys` order stream
-/// stands when it moved — and commits it in one transaction; then the answers waiting for
-/// those events go. Operations that happen while a commit runs share the
+/// pool), and the owner of the commit barrier's counts: woken by every change counted (a state
+/// event, a delivery event), it takes what is new — the events and delivery events with the
+/// seeded streams' positions after them, and where the seeded `/auth/keys` order stream stands
+/// when it moved — and commits it in one transaction; then the answers waiting for those
+/// changes go. Operations that happen while a commit runs share the
 /// next one (a group commit). A failed commit is kept and tried again every second, said on
 /// the log; meanwhile the answers that wait for it are told at once that the state file cannot
 /// take them (`MockState.markCommitFailed`), until a commit succeeds. Compaction runs a step at a
@@ -18,8 +18,8 @@ import Synchronization
 /// closes it, so a stopped mock's file is whole on its own.
 final class StateWriter: Sendable {
     private let file: StateFile
-    private let state: MockState
-    private let notifications: NotificationDeliverer
+    private let owner: StateOwner
+    private let barrier: CommitBarrier
     private let log: @Sendable (String) -> Void
     private let wakeup = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
@@ -28,15 +28,15 @@ final class StateWriter: Sendable {
     /// Resumed when the thread has committed its last batch and ended.
     private let ended = Mutex<(done: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
-    /// A writer of `state` and `notifications` into `file`; call `start()`.
-    init(file: StateFile, state: MockState, notifications: NotificationDeliverer, log: @escaping @Sendable (String) -> Void) {
+    /// A writer of the state `owner` holds — its events and the deliverer's — into `file`, whose
+    /// commits `owner`'s barrier marks; call `start()`.
+    init(file: StateFile, owner: StateOwner, log: @escaping @Sendable (String) -> Void) {
         self.file = file
-        self.state = state
-        self.notifications = notifications
+        self.owner = owner
+        barrier = owner.events.barrier
         self.log = log
-        startingKeyOrder = state.keyOrderPosition
-        state.subscribe { [wakeup] in wakeup.signal() }
-        state.setWriterWakeup(wakeup)
+        startingKeyOrder = owner.publishedKeys.orderPosition
+        barrier.setWriterWakeup(wakeup)
     }
 
     /// Starts the writer's thread.
@@ -88,12 +88,9 @@ final class StateWriter: Sendable {
             }
             let last = stopping.load(ordering: .relaxed)
             // Every change counted by now is in what is taken next.
-            let counted = state.countedChanges
-            carried.merge(notifications: notifications.takeChanges())
-            let (events, random) = state.takeUnwritten()
-            carried.events.append(contentsOf: events)
-            if let random { carried.random = random }
-            let order = state.keyOrderPosition
+            let counted = barrier.counted
+            carried.merge(owner.takeUnwritten())
+            let order = owner.context.keySeed == nil ? nil : owner.publishedKeys.orderPosition
             if order != committedOrder { carried.keyOrder = order }
             if !carried.isEmpty {
                 do {
@@ -110,7 +107,7 @@ final class StateWriter: Sendable {
                     // Answers waiting for this commit are told at once (503, with the reason),
                     // and so is every answer after them until a commit succeeds (probe P6: they
                     // waited without end, health's too, while the disk was full).
-                    state.markCommitFailed(Self.reason(error))
+                    barrier.markCommitFailed(Self.reason(error))
                     if failingSince == nil || retries % 60 == 0 {
                         log("state file \(file.path): commit failed\(last ? "; what was not committed is lost" : ", trying again every second"): \(error)")
                     }
@@ -122,13 +119,13 @@ final class StateWriter: Sendable {
                     continue
                 }
             }
-            state.markCommitted(upTo: counted)
+            barrier.markCommitted(upTo: counted)
             if last { break }
         }
         file.close()
         // Nothing is committed from now on: an answer still in flight (an in-memory mock's
         // caller) must not wait for it forever.
-        state.markCommitted(upTo: .max)
+        barrier.markCommitted(upTo: .max)
         let waiter = ended.withLock { ended -> CheckedContinuation<Void, Never>? in
             ended.done = true
             return ended.waiter
@@ -144,23 +141,5 @@ final class StateWriter: Sendable {
         case SQLITE_IOERR: "not writable (I/O error: \(error.message))"
         default: "not writable (\(error.message))"
         }
-    }
-}
-
-extension StateBatch {
-    /// Adds the notification log's later changes to those not yet committed.
-    mutating func merge(notifications later: NotificationChanges?) {
-        guard let later else { return }
-        guard var earlier = notifications, !later.replaceAll else {
-            notifications = later
-            return
-        }
-        let replaced = Set(later.records.map(\.id))
-        earlier.records = earlier.records.filter { !replaced.contains($0.id) } + later.records
-        earlier.firstLiveID = later.firstLiveID
-        earlier.removed += later.removed
-        earlier.cursor = later.cursor
-        earlier.nextID = later.nextID
-        notifications = earlier
     }
 }

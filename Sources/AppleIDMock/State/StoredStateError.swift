@@ -1,17 +1,17 @@
 /// Why a state file's JSON was refused: the JSON path of the offending value (`events[3].grant.scopes`,
 /// `$` for the whole document) and what was expected there.
-public struct StoredStateError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct StoredStateError: Error, Equatable, Sendable, CustomStringConvertible {
     /// JSON path such as `events[3].grant.expires_at`.
-    public var path: String
+    package var path: String
     /// What was expected, e.g. `expected an integer`.
-    public var message: String
+    package var message: String
 
     /// An error at `path`.
-    public init(path: String, message: String) {
+    package init(path: String, message: String) {
         self.path = path
         self.message = message
     }
 
     /// `path: message`, e.g. `grant.expires_at: expected an integer`.
-    public var description: String { "\(path): \(message)" }
+    package var description: String { "\(path): \(message)" }
 }

@@ -1,7 +1,7 @@
 import Dispatch
 
-/// Runs blocking work — RSA key generation for `POST /__mock/keys`, rotations and clock moves that
-/// reach the rotation pattern — on one dedicated thread, off the I/O loops and off Swift's
+/// Runs blocking work — RSA key generation for every operation that publishes a key (the domain
+/// sends it here itself), and the rotation tick — on one dedicated thread, off the I/O loops and off Swift's
 /// cooperative pool, so it never starves the deferred handlers that share that pool (probe
 /// finding N7: four clients rotating keys pushed `/__mock/id-token` to 0.3 s). The caller
 /// suspends until its job is done; jobs run one at a time, in order. Each mock has its own, so
@@ -10,23 +10,12 @@ import Dispatch
 final class BlockingWork: Sendable {
     private let queue = DispatchQueue(label: "appleid-mock.blocking-work", qos: .utility)
 
-    /// Runs `body` on the dedicated thread and returns what it returned, or throws what it threw.
-    func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    /// Runs `body` on the dedicated thread and returns what it returned.
+    func run<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
         let collector = EventCollector.current
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Value, Never>) in
             queue.async {
-                continuation.resume(with: Result { try EventCollector.$current.withValue(collector) { try body() } })
-            }
-        }
-    }
-
-    /// Runs `body`, which cannot fail, on the dedicated thread.
-    func run(_ body: @escaping @Sendable () -> Void) async {
-        let collector = EventCollector.current
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async {
-                EventCollector.$current.withValue(collector) { body() }
-                continuation.resume()
+                continuation.resume(returning: EventCollector.$current.withValue(collector) { body() })
             }
         }
     }

@@ -3,23 +3,23 @@ import Glibc
 /// Reads small files (scenarios, PEM keys) with the size checked before anything is read: a
 /// file is opened without blocking, must be a regular file, and at most `limit + 1` bytes are
 /// ever read, so a 3 GB file or `/dev/zero` costs nothing (probe finding F10).
-public enum BoundedFile {
+package enum BoundedFile {
     /// Why a file could not be read; `description` is one line for the CLI.
-    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+    package struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
         /// What went wrong, e.g. `expected at most 65536 bytes, found 135000000`.
-        public var message: String
+        package var message: String
 
         /// A failure saying `message`.
-        public init(message: String) {
+        package init(message: String) {
             self.message = message
         }
 
         /// The message.
-        public var description: String { message }
+        package var description: String { message }
     }
 
     /// The whole file at `path`, which must be a regular file of at most `limit` bytes.
-    public static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
+    package static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
         // O_NONBLOCK: opening a FIFO with no writer must not hang; regular files ignore it.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw Failure(message: "cannot read file \(path): \(String(cString: strerror(errno)))") }
@@ -49,14 +49,14 @@ public enum BoundedFile {
     }
 
     /// The file as UTF-8 text.
-    public static func text(_ path: String, limit: Int) throws(Failure) -> String {
+    package static func text(_ path: String, limit: Int) throws(Failure) -> String {
         let bytes = try read(path, limit: limit)
         guard let text = String(validating: bytes, as: UTF8.self) else { throw Failure(message: "\(path): not UTF-8 text") }
         return text
     }
 
     /// Whether `path` names a directory (following links).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }

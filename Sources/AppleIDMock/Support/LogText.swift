@@ -1,26 +1,26 @@
 /// Makes request-controlled text safe for one log line: control characters escaped (no forged
 /// lines, no terminal escapes) and length bounded, the cut marked with `…`. Escaping twice
 /// changes nothing, so a line of clipped values can be passed through `escaped` again.
-public enum LogText {
+package enum LogText {
     /// Most bytes one quoted value takes, escapes included.
-    public static let valueLimit = 120
+    package static let valueLimit = 120
     /// Most bytes of a whole log line.
-    public static let lineLimit = 1024
+    package static let lineLimit = 1024
 
     /// `text` escaped and clipped to `valueLimit` bytes: for a claim, an id or a parameter
     /// quoted inside a reason.
-    public static func clip(_ text: some StringProtocol) -> String {
+    package static func clip(_ text: some StringProtocol) -> String {
         escaped(text, limit: valueLimit)
     }
 
     /// The first 8 characters of a value that works as a credential (a `transfer_sub`), then `…`:
     /// enough to tell values apart in a log, too little to use one.
-    public static func hint(_ text: some StringProtocol) -> String {
+    package static func hint(_ text: some StringProtocol) -> String {
         escaped(text.prefix(8), limit: valueLimit) + (text.count > 8 ? "…" : "")
     }
 
     /// `text` escaped and clipped to `limit` bytes.
-    public static func escaped(_ text: some StringProtocol, limit: Int = lineLimit) -> String {
+    package static func escaped(_ text: some StringProtocol, limit: Int = lineLimit) -> String {
         var out = String.UnicodeScalarView()
         var bytes = 0
         for scalar in text.unicodeScalars {

@@ -1,10 +1,10 @@
 /// RFC 3339 timestamps (`2030-01-01T00:00:00Z`) to and from whole seconds since 1970, for the
 /// clock API and scenarios. Written here because FoundationEssentials' formatters are not needed
 /// for one fixed format, and parsing must never trap on input.
-public enum RFC3339 {
+package enum RFC3339 {
     /// Seconds since 1970 for `text`: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, years 1970–9999
     /// (fractions are dropped); nil for anything else.
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.count <= 40 else { return nil }
         func number(_ from: Int, _ count: Int) -> Int64? {
@@ -49,7 +49,7 @@ public enum RFC3339 {
     /// `YYYY-MM-DDTHH:MM:SSZ` for `seconds` since 1970 (UTC); an instant outside years 0 to 9999
     /// is written as the nearest end, so any value is written without trapping (probe P1: −2⁶³
     /// overflowed the day arithmetic).
-    public static func format(_ seconds: Int64) -> String {
+    package static func format(_ seconds: Int64) -> String {
         let seconds = min(max(seconds, formattable.lowerBound), formattable.upperBound)
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
         let rest = seconds - days * 86400

@@ -1,11 +1,22 @@
 import JOSE
 import MiniHTTP
 
-extension FaultBook {
-    /// `handler` behind the faults: when one fires for a request, it answers in the handler's
-    /// place (`respond`, `close`, `reset`: the handler never sees the request) or changes how the
-    /// handler's own answer is delivered (`delay`, `truncate`, `stall`). The answer's journal note
-    /// names the fault and its `fault-fired` event.
+/// The faults installed in the domain, in front of Apple's routes: when one fires for a request,
+/// it answers in the handler's place (`respond`, `close`, `reset`: the handler never sees the
+/// request) or changes how the handler's own answer is delivered (`delay`, `truncate`, `stall`,
+/// `omit_signing_key`). The answer's journal note names the fault and its `fault-fired` event.
+struct FaultGate: Sendable {
+    let domain: AppleIDDomain
+
+    /// A fault that fired: what to do.
+    struct Firing: Sendable {
+        let id: String
+        let spec: FaultSpec
+        /// The `fault-fired` event's sequence number.
+        let event: UInt64?
+    }
+
+    /// `handler` behind the faults.
     func gate(_ handler: HTTPHandler) -> HTTPHandler {
         switch handler {
         case .immediate(let body):
@@ -69,6 +80,21 @@ extension FaultBook {
         response.note = note
         return response
     }
+
+    /// The fault that fires for `request`, if one does (recorded as a `fault-fired` event).
+    /// `client_id` and `grant_type` are read from the form (POST) or the query (GET), and only
+    /// when a fault is installed.
+    private func fire(for request: HTTPRequest) -> Firing? {
+        let fired = domain.fireRequestFault(method: request.method.rawValue, path: request.path) {
+            let bytes = request.method == .post ? request.body : Array((request.query ?? "").utf8)
+            let form = (try? HTTPForm(decoding: bytes)) ?? HTTPForm()
+            return (form["client_id"] ?? "", form["grant_type"] ?? "")
+        }
+        return fired.map { Firing(id: $0.fault.id, spec: $0.fault.spec, event: $0.event) }
+    }
+
+    /// The kid that signs now (what `omit_signing_key` leaves out of `/auth/keys`).
+    private var signingKeyID: String? { domain.signingKey?.keyID }
 
     /// A `{"keys":[…]}` body without the JWK whose `kid` is `kid`, every other byte as it was
     /// written (each JWK's fields in Apple's order); anything else unchanged.
