@@ -24,6 +24,8 @@ final class MockAssembly: Sendable {
     let mailForwarder: MailForwarder?
     /// The SMTP port's decisions.
     let mailHandler: RelayMailHandler
+    /// With `--state`: the file the state is kept in.
+    let stateFile: StateFile?
     /// With `--state`: commits what changes to the state file.
     let stateWriter: StateWriter?
     /// The once-a-second tick, while it runs.
@@ -36,7 +38,31 @@ final class MockAssembly: Sendable {
     /// Loads the keys and builds the domain, the deliverer (over `configuration`'s transport,
     /// else HTTP) and the route table; nothing runs yet but what the deliverer starts on demand.
     init(_ configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
-        domain = try AppleIDDomain(configuration: configuration)
+        // With --state: the file is opened (and held) first; the domain starts from its record,
+        // or a new file gets the domain's genesis before anything else is written.
+        let file: StateFile?
+        do {
+            file = try configuration.statePath.map { path throws(StateFileError) in
+                try StateFile(path: path, scenarioJSON: configuration.scenario.prettyJSON)
+            }
+        } catch {
+            throw .state(error)
+        }
+        do {
+            domain = try AppleIDDomain(configuration: configuration, restored: file?.stored, durable: file != nil)
+        } catch {
+            file?.close()
+            throw error
+        }
+        if let file, file.stored == nil {
+            do {
+                try file.writeGenesis(domain.owner.genesis)
+            } catch {
+                file.close()
+                throw .state(StateFileError(path: file.path, problem: .io(error.description)))
+            }
+        }
+        stateFile = file
         site = SiteAddress()
         let transport = configuration.notificationTransport
             ?? HTTPNotificationTransport(caFile: configuration.notificationCAFile, connectTimeout: configuration.notificationConnectTimeout,
@@ -45,7 +71,7 @@ final class MockAssembly: Sendable {
         notifications = NotificationDeliverer(domain: domain, scenario: domain.scenario, issuer: domain.issuer, transport: transport,
                                               retryDelays: domain.scenario.compatibility.notificationRetryDelays, workers: 4,
                                               realTime: configuration.realTime, log: configuration.logger(.warn),
-                                              restored: domain.stateFile?.stored) { name, body in
+                                              restored: stateFile?.stored) { name, body in
             LoopThread.start(name: name, body)
         }
         let journal = configuration.journal ? RequestJournal(capacity: domain.scenario.journalCapacity, realTime: configuration.realTime) : nil
@@ -53,7 +79,7 @@ final class MockAssembly: Sendable {
         if let target = configuration.mailForward {
             guard let forwarder = MailForwarder(target: target, mailbox: mailbox, log: configuration.logger(.warn)) else {
                 notifications.stopNow()
-                domain.stateFile?.close()
+                stateFile?.close()
                 throw .mailForward(target)
             }
             mailForwarder = forwarder
@@ -64,12 +90,12 @@ final class MockAssembly: Sendable {
         mailHandler = RelayMailHandler(domain: domain, mailbox: mailbox, forwarder: mailForwarder, log: configuration.logger(.info))
         routes = Routes.table(domain: domain, site: site, control: Self.controlGuard(configuration), notifications: notifications,
                               requests: RequestLog(level: configuration.logLevel, sink: configuration.log, journal: journal != nil,
-                                                  committing: domain.stateFile == nil ? nil : domain.events.barrier), journal: journal,
+                                                  committing: stateFile == nil ? nil : domain.events.barrier), journal: journal,
                               mail: mailbox)
         journal?.attach(routes)
         self.journal = journal
-        if let stateFile = domain.stateFile {
-            stateWriter = StateWriter(file: stateFile, owner: domain.owner, log: configuration.logger(.error))
+        if let file {
+            stateWriter = StateWriter(file: file, owner: domain.owner, log: configuration.logger(.error))
         } else {
             stateWriter = nil
         }
@@ -86,7 +112,7 @@ final class MockAssembly: Sendable {
     /// (its writer never started) is closed here, so a retry can open it.
     func abandon() {
         notifications.stopNow()
-        domain.stateFile?.close()
+        stateFile?.close()
     }
 
     /// Starts the tick when the scenario needs one (a rotation pattern or a timeline of events):

@@ -34,6 +34,19 @@ public struct MockControlError: Error, Equatable, Sendable, CustomStringConverti
 
     /// `field: message`.
     public var description: String { field.map { "\($0): \(message)" } ?? message }
+
+    init(field: String?, message: String) {
+        self.field = field
+        self.message = message
+    }
+
+    init(_ refusal: AppleIDDomain.SignInRefusal) {
+        switch refusal {
+        case .invalid(let field, let message): self.init(field: field, message: message)
+        case .full(let full): self.init(field: nil, message: full.message)
+        case .signing(let reason): self.init(field: nil, message: "the token could not be signed: \(reason)")
+        }
+    }
 }
 
 /// The scopes an app asks for.
@@ -101,10 +114,8 @@ extension MockControls {
         let credential: AppleIDDomain.NativeCredential
         do {
             credential = try domain.nativeSignIn(userID: user, clientID: clientID, scopes: scopes.map(\.rawValue), nonce: nonce, hideEmail: hideEmail)
-        } catch let error as AppleIDDomain.NativeSignInError {
-            throw MockControlError(field: error.field, message: error.message)
         } catch {
-            throw MockControlError(field: nil, message: "\(error)")
+            throw MockControlError(error)
         }
         try await committed()
         return NativeCredential(user: credential.user, identityToken: credential.identityToken, authorizationCode: credential.authorizationCode,
@@ -130,8 +141,8 @@ extension MockControls {
             delivery = try domain.approve(try domain.validateAuthorize(parameters), AppleIDDomain.Approval(userID: user))
         } catch let error as AuthorizeError {
             throw MockControlError(field: error.field, message: "\(error.code): \(error.message)")
-        } catch let error as AppleIDDomain.NativeSignInError {
-            throw MockControlError(field: error.field, message: error.message)
+        } catch let error as AppleIDDomain.SignInRefusal {
+            throw MockControlError(error)
         } catch {
             throw MockControlError(field: nil, message: "\(error)")
         }

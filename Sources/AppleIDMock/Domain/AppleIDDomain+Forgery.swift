@@ -34,7 +34,7 @@ extension AppleIDDomain {
             throw ControlInputError(message: "nonce-mismatch applies to identity tokens only (a notification has no nonce)", field: "defect")
         }
         guard let entry = clients.entry(clientID) else {
-            throw NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id")
+            throw SignInRefusal.invalid(field: "client_id", message: "no client \"\(clientID)\" in the scenario")
         }
         let (record, key): (AccountEventRecord?, KeyRing.SigningKey?) = owner.read { world, now in
             guard let (resolved, _) = world.resolveUser(userID) else { return (nil, nil) }
@@ -47,7 +47,7 @@ extension AppleIDDomain {
                                            .prefix(32).lowercased(),
                                        signingKeyID: world.signingKey?.keyID, timelineIndex: nil), world.signingKey)
         }
-        guard let record else { throw NativeSignInError(message: "no user \"\(userID)\" in the scenario", field: "user") }
+        guard let record else { throw SignInRefusal.invalid(field: "user", message: "no user \"\(userID)\" in the scenario") }
         let pending = NotificationDeliverer.notification(for: record, sequence: 0, scenario: scenario, issuer: issuer)
         guard var claims = (try? JSONParser.parse(pending.payload))?.objectValue else {
             throw ControlInputError(message: "the notification could not be built", field: "type")

@@ -2,11 +2,11 @@ import JOSE
 
 extension AppleIDDomain {
     /// `POST /auth/usermigrationinfo` (apple-reference.md §8) over decoded form fields; `bearer`
-    /// is the access token from the `Authorization` header.
-    package func userMigrationInfo(_ form: [String: String], bearer: String?) throws(OAuthError) -> JSONObject {
-        let entry = try authenticateClient(clientID: form["client_id"], clientSecret: form["client_secret"], now: now)
+    /// the access token from the `Authorization` header, in `request.bearer`.
+    package func userMigrationInfo(_ request: MigrationRequest) throws(OAuthError) -> MigrationAnswer {
+        let entry = try authenticateClient(clientID: request.clientID, clientSecret: request.clientSecret, now: now)
         return try owner.perform { world, now, changes throws(OAuthError) in
-            try world.userMigrationInfo(form, teamID: entry.team.teamID, bearer: bearer, now: now, &changes)
+            try world.userMigrationInfo(request, teamID: entry.team.teamID, now: now, &changes)
         }.0
     }
 }

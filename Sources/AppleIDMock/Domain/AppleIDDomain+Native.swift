@@ -24,27 +24,30 @@ extension AppleIDDomain {
         }
     }
 
-    /// Why a native sign-in request was refused: a message and the field at fault.
-    package struct NativeSignInError: Error, Equatable, Sendable {
-        /// What is wrong.
-        package var message: String
-        /// The request field at fault.
-        package var field: String
+    /// Why a sign-in made outside `/auth/authorize` (native, or a minted id_token) was refused.
+    package enum SignInRefusal: Error, Equatable, Sendable {
+        /// The request names what the scenario lacks or asks what Apple refuses: the field at
+        /// fault and what is wrong.
+        case invalid(field: String, message: String)
+        /// The mock is full (its codes, or its clock beyond what tokens carry).
+        case full(CapacityError)
+        /// The token could not be signed: the mock's own fault.
+        case signing(String)
     }
 
     /// Signs `userID` into the app `clientID` as an iOS device would (apple-reference.md §4, §5).
     /// `defect` spoils the identity token, and the one the code is exchanged for.
     package func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?,
-                             defect: TokenDefect? = nil) throws -> NativeCredential {
-        guard let entry = clients.entry(clientID) else { throw NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id") }
+                             defect: TokenDefect? = nil) throws(SignInRefusal) -> NativeCredential {
+        guard let entry = clients.entry(clientID) else { throw .invalid(field: "client_id", message: "no client \"\(clientID)\" in the scenario") }
         guard entry.client.kind == .appID else {
-            throw NativeSignInError(message: "native sign-in needs an App ID (bundle id); \"\(clientID)\" is a Services ID", field: "client_id")
+            throw .invalid(field: "client_id", message: "native sign-in needs an App ID (bundle id); \"\(clientID)\" is a Services ID")
         }
         for scope in scopes where scope != "name" && scope != "email" {
-            throw NativeSignInError(message: "unknown scope \"\(scope)\" (expected name, email)", field: "scopes")
+            throw .invalid(field: "scopes", message: "unknown scope \"\(scope)\" (expected name, email)")
         }
         if let nonce, nonce.utf8.count > AuthorizeRequest.maxStringBytes {
-            throw NativeSignInError(message: "expected at most \(AuthorizeRequest.maxStringBytes) bytes", field: "nonce")
+            throw .invalid(field: "nonce", message: "expected at most \(AuthorizeRequest.maxStringBytes) bytes")
         }
         let request = GrantRequest(flow: .native, userID: userID, clientID: clientID, scopes: Set(scopes), hideEmail: hideEmail, nonce: nonce,
                                    defect: defect)
@@ -57,14 +60,19 @@ extension AppleIDDomain {
         let email = result.isFirst && result.consentScopes.contains("email")
             ? (result.hideEmail ? Identity.relayAddress(teamID: entry.team.teamID, user: result.user) : result.user.email) : nil
         let fullName = result.isFirst && result.consentScopes.contains("name") ? (result.user.givenName, result.user.familyName) : nil
-        return NativeCredential(user: result.claims.subject, identityToken: try sign(result.claims, with: result.signingKey, defect: defect),
-                                authorizationCode: result.code ?? "", email: email, fullName: fullName,
-                                realUserStatus: result.isFirst ? result.user.realUserStatus : 0)
+        let token: String
+        do {
+            token = try sign(result.claims, with: result.signingKey, defect: defect)
+        } catch {
+            throw .signing("\(error)")
+        }
+        return NativeCredential(user: result.claims.subject, identityToken: token, authorizationCode: result.code ?? "", email: email,
+                                fullName: fullName, realUserStatus: result.isFirst ? result.user.realUserStatus : 0)
     }
 
     /// An id_token for `userID` at `clientID` as a sign-in would give it now, changing nothing:
     /// the same claims path as every grant (transfer included); no code, no consent.
-    package func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws -> (token: String, claims: IdentityTokenClaims) {
+    package func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws(SignInRefusal) -> (token: String, claims: IdentityTokenClaims) {
         let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: hideEmail, nonce: nonce, issuesCode: false)
         let result: GrantResult
         do {
@@ -72,17 +80,21 @@ extension AppleIDDomain {
         } catch {
             throw Self.nativeError(error)
         }
-        return (try sign(result.claims, with: result.signingKey), result.claims)
+        do {
+            return (try sign(result.claims, with: result.signingKey), result.claims)
+        } catch {
+            throw .signing("\(error)")
+        }
     }
 
-    /// A refused grant in the control API's words.
-    static func nativeError(_ error: GrantError) -> any Error {
+    /// A refused grant, as a sign-in refusal.
+    static func nativeError(_ error: GrantError) -> SignInRefusal {
         switch error {
-        case .unknownUser(let userID): NativeSignInError(message: "no user \"\(userID)\" in the scenario", field: "user")
-        case .accountDeleted(let userID): NativeSignInError(message: "the Apple Account of \"\(userID)\" was deleted", field: "user")
-        case .unknownClient(let clientID): NativeSignInError(message: "no client \"\(clientID)\" in the scenario", field: "client_id")
-        case .capacity(let full): full
-        case .timeOutOfRange: CapacityError(message: "the mock clock is beyond what tokens can carry")
+        case .unknownUser(let userID): .invalid(field: "user", message: "no user \"\(userID)\" in the scenario")
+        case .accountDeleted(let userID): .invalid(field: "user", message: "the Apple Account of \"\(userID)\" was deleted")
+        case .unknownClient(let clientID): .invalid(field: "client_id", message: "no client \"\(clientID)\" in the scenario")
+        case .capacity(let full): .full(full)
+        case .timeOutOfRange: .full(CapacityError(message: "the mock clock is beyond what tokens can carry"))
         }
     }
 }

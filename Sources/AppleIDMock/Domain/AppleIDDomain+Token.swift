@@ -18,33 +18,52 @@ extension AppleIDDomain {
         return SignedClient(entry: entry, claims: try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID))
     }
 
-    /// `POST /auth/token` over already-decoded form fields (§1.3): authenticates the client,
-    /// then runs the grant. Returns the JSON answer or throws Apple's error (`OAuthError`; a
-    /// signing failure is the mock's own fault and surfaces as a logged 500). The secret's time
-    /// checks and the grant are one critical section: one read of the clock for both.
-    package func token(_ form: [String: String]) throws -> JSONObject {
-        let client = try signedClient(clientID: form["client_id"], clientSecret: form["client_secret"])
+    /// `POST /auth/token` (§1.3): authenticates the client, then runs the grant. The secret's
+    /// time checks and the grant are one critical section: one read of the clock for both.
+    package func token(_ request: TokenRequest) throws(TokenFailure) -> TokenAnswer {
+        let client: SignedClient
+        do {
+            client = try signedClient(clientID: request.clientID, clientSecret: request.clientSecret)
+        } catch {
+            throw .refused(error)
+        }
+        let answer: TokenAnswer
+        let toSign: TokenGrant?
+        do {
+            (answer, toSign) = try grant(request, client: client)
+        } catch {
+            throw .refused(error)
+        }
+        guard let toSign else { return answer }
+        var signed = answer
+        do {
+            signed.idToken = try sign(toSign)
+        } catch {
+            throw .signing("\(error)")
+        }
+        return signed
+    }
+
+    /// The grant `request` asks for, of an authenticated `client`, and the grant whose id_token
+    /// the answer carries (signed by the caller, outside the operation), if any.
+    private func grant(_ request: TokenRequest, client: SignedClient) throws(OAuthError) -> (TokenAnswer, idToken: TokenGrant?) {
         let entry = client.entry
         let verifier = clientSecrets
-        let lifetime = JSONValue.int(Int64(scenario.lifetimes.accessToken))
-        var answer = JSONObject()
-        switch form["grant_type"] {
+        let lifetime = scenario.lifetimes.accessToken
+        switch request.grantType {
         case "authorization_code":
-            guard let code = form["code"], !code.isEmpty else {
+            guard let code = request.code, !code.isEmpty else {
                 try client.check(verifier, at: now)
                 throw OAuthError.invalidRequest.because("code missing")
             }
             let granted = try owner.perform { world, now, changes throws(OAuthError) in
                 try client.check(verifier, at: now)
-                return try world.redeem(code: code, entry: entry, redirectURI: form["redirect_uri"], verifier: form["code_verifier"], now: now, &changes)
+                return try world.redeem(code: code, entry: entry, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, &changes)
             }.0
-            answer["access_token"] = .string(granted.accessToken)
-            answer["token_type"] = "Bearer"
-            answer["expires_in"] = lifetime
-            answer["refresh_token"] = granted.refreshToken.map(JSONValue.string) ?? .null
-            answer["id_token"] = .string(try signed(granted))
+            return (TokenAnswer(accessToken: granted.accessToken, expiresIn: lifetime, refreshToken: granted.refreshToken.map { .issued($0) } ?? .none,
+                                idToken: nil), granted)
         case "refresh_token":
-            guard let token = form["refresh_token"], !token.isEmpty else {
+            guard let token = request.refreshToken, !token.isEmpty else {
                 try client.check(verifier, at: now)
                 throw OAuthError.invalidRequest.because("refresh_token missing")
             }
@@ -52,21 +71,18 @@ extension AppleIDDomain {
                 try client.check(verifier, at: now)
                 return try world.refresh(token: token, entry: entry, now: now, &changes)
             }.0
-            answer["access_token"] = .string(granted.accessToken)
-            answer["token_type"] = "Bearer"
-            answer["expires_in"] = lifetime
-            if scenario.compatibility.refreshReturnsRefreshToken { answer["refresh_token"] = .string(token) }
-            if scenario.compatibility.refreshReturnsIDToken { answer["id_token"] = .string(try signed(granted)) }
+            let compatibility = scenario.compatibility
+            return (TokenAnswer(accessToken: granted.accessToken, expiresIn: lifetime,
+                                refreshToken: compatibility.refreshReturnsRefreshToken ? .issued(token) : .omitted, idToken: nil),
+                    compatibility.refreshReturnsIDToken ? granted : nil)
         case "client_credentials":
             try client.check(verifier, at: now)
             // Only for team-transfer migration (§8 [D]).
-            guard form["scope"] == "user.migration" else {
-                throw OAuthError.invalidScope.because("client_credentials needs scope user.migration, got \(form["scope"].map(LogText.clip) ?? "none")")
+            guard request.scope == "user.migration" else {
+                throw OAuthError.invalidScope.because("client_credentials needs scope user.migration, got \(request.scope.map(LogText.clip) ?? "none")")
             }
             let token = try owner.perform { world, now, changes throws(OAuthError) in try world.clientCredentials(entry: entry, now: now, &changes) }.0
-            answer["access_token"] = .string(token)
-            answer["token_type"] = "Bearer"
-            answer["expires_in"] = lifetime
+            return (TokenAnswer(accessToken: token, expiresIn: lifetime, refreshToken: .omitted, idToken: nil), nil)
         case nil:
             try client.check(verifier, at: now)
             throw OAuthError.invalidRequest.because("grant_type missing")
@@ -75,11 +91,11 @@ extension AppleIDDomain {
             throw OAuthError.unsupportedGrantType.because(
                 "grant_type \(LogText.clip(other)) is not authorization_code, refresh_token or client_credentials")
         }
-        return answer
     }
 
-    private func signed(_ granted: TokenGrant) throws -> String {
-        guard let claims = granted.claims else { throw OAuthError.invalidRequest.because("no id_token claims for this grant") }
+    /// The id_token of `granted`, spoiled as its code's defect says.
+    private func sign(_ granted: TokenGrant) throws -> String {
+        guard let claims = granted.claims else { throw JOSEError.invalidKey("no id_token claims for this grant") }
         return try sign(claims, with: granted.signingKey, defect: granted.defect)
     }
 
@@ -87,9 +103,9 @@ extension AppleIDDomain {
     /// the user's consent for the app group. Unknown tokens, and tokens of another client, are
     /// accepted silently; so is a missing `token`, as Apple does (§11 pitfall 18), unless the
     /// scenario's `revoke_requires_token` is on.
-    package func revoke(_ form: [String: String]) throws(OAuthError) {
-        let entry = try authenticateClient(clientID: form["client_id"], clientSecret: form["client_secret"], now: now)
-        guard let token = form["token"], !token.isEmpty else {
+    package func revoke(_ request: RevokeRequest) throws(OAuthError) {
+        let entry = try authenticateClient(clientID: request.clientID, clientSecret: request.clientSecret, now: now)
+        guard let token = request.token, !token.isEmpty else {
             if scenario.compatibility.revokeRequiresToken { throw .invalidRequest.because("token missing (compatibility.revoke_requires_token is true)") }
             return
         }

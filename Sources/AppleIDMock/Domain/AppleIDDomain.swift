@@ -20,8 +20,6 @@ package final class AppleIDDomain: Sendable {
     package let clientSecrets: ClientSecretVerifier
     /// Everything that changes.
     let owner: StateOwner
-    /// With `--state`: the file the state is kept in (its writer runs in `MockAssembly`).
-    let stateFile: StateFile?
     /// The thread key generation, rotations and clock moves run on, off the pool.
     let blockingWork = BlockingWork()
     /// The key `retired-key` forgeries sign with before any key was retired (made on first use).
@@ -31,14 +29,11 @@ package final class AppleIDDomain: Sendable {
     /// What the domain says about what it chose on its own.
     let log: @Sendable (String) -> Void
 
-    /// Builds the domain from a configuration: checks the scenario, loads the signing keys.
-    package convenience init(configuration: AppleIDMockConfiguration) throws(AppleIDMockError) {
-        try self.init(configuration: configuration, restoring: nil)
-    }
-
-    /// Builds the domain; with `restoring`, from a state file opened to read (`state show`),
-    /// which it never writes to.
-    init(configuration: AppleIDMockConfiguration, restoring: StateFile?) throws(AppleIDMockError) {
+    /// Builds the domain from a configuration: checks the scenario, loads the signing keys, or
+    /// takes up `restored`, a state file's record (which starts from the keys it began with).
+    /// `durable`: a state file is written, so answers wait for their changes' commit (the
+    /// caller opens the file and runs its writer; the domain never touches it).
+    package init(configuration: AppleIDMockConfiguration, restored: StoredState? = nil, durable: Bool = false) throws(AppleIDMockError) {
         // A scenario built in Swift gets the same rules as a file: the domain trusts no index
         // or count the rules do not guarantee (probe findings F2, F3).
         // The built-in scenario is known to pass them (ScenarioLoaderTests), and one read from a
@@ -60,18 +55,10 @@ package final class AppleIDDomain: Sendable {
         }
         clientSecrets = ClientSecretVerifier(scenario: configuration.scenario, realTime: configuration.realTime)
         let random = configuration.randomSource
-        var file = restoring
-        if restoring == nil, let path = configuration.statePath {
-            do {
-                file = try StateFile(path: path, scenarioJSON: configuration.scenario.prettyJSON)
-            } catch {
-                throw .state(error)
-            }
-        }
         // A restart signs with the keys the state began with, generated ones included: the keys
         // directory is neither read nor topped up (nor reported on) again.
         let startRing: KeyRing
-        if let genesis = file?.stored?.genesis {
+        if let genesis = restored?.genesis {
             do {
                 startRing = try KeyRing(keys: genesis.keys, activeKeyID: genesis.activeKeyID)
             } catch {
@@ -83,16 +70,8 @@ package final class AppleIDDomain: Sendable {
         let context = DomainContext(scenario: configuration.scenario, clients: clients, issuer: configuration.issuer, ring: startRing,
                                     keySeed: random.derived("keys"), codeCapacity: max(1, configuration.maxPendingCodes),
                                     faultSeed: random.derived("faults"))
-        owner = StateOwner(context: context, realTime: configuration.realTime, random: random, restored: file?.stored,
-                           barrier: CommitBarrier(enabled: file != nil && restoring == nil))
-        if let file, file.stored == nil, restoring == nil {
-            do {
-                try file.writeGenesis(owner.genesis)
-            } catch {
-                throw .state(StateFileError(path: file.path, problem: .io(error.description)))
-            }
-        }
-        stateFile = restoring == nil ? file : nil
+        owner = StateOwner(context: context, realTime: configuration.realTime, random: random, restored: restored,
+                           barrier: CommitBarrier(enabled: durable))
         let counts = faultCounts
         counts.store(owner.read { world, _ in world.faults.counts })
         owner.events.subscribe { [weak owner] in if let owner { counts.store(owner.read { world, _ in world.faults.counts }) } }

@@ -5,16 +5,15 @@ extension World {
     /// `teamID` bearing `bearer`. The sending team posts `sub` and `target` and gets a
     /// `transfer_sub`; the receiving team posts `transfer_sub` and gets its own `sub` (and the
     /// relay address when the user hid theirs).
-    func userMigrationInfo(_ form: [String: String], teamID: String, bearer: String?, now: Int64,
-                           _ changes: inout WorldChanges) throws(OAuthError) -> JSONObject {
+    func userMigrationInfo(_ request: MigrationRequest, teamID: String, now: Int64,
+                           _ changes: inout WorldChanges) throws(OAuthError) -> MigrationAnswer {
         // TN3107: a token that does not match the client's team is invalid_request.
-        guard let bearer else { throw .invalidRequest.because("Authorization: Bearer header missing") }
+        guard let bearer = request.bearer else { throw .invalidRequest.because("Authorization: Bearer header missing") }
         guard liveAccessToken(bearer, teamID: teamID, now: now) != nil else {
             throw .invalidRequest.because("bearer token is not a live access token of team \(teamID) (from grant_type=client_credentials)")
         }
         let window = Int64(context.scenario.lifetimes.transferWindow)
-        var answer = JSONObject()
-        if let transferSubject = form["transfer_sub"] {
+        if let transferSubject = request.transferSubject {
             guard let record = transfers[transferSubject], record.toTeam == teamID else {
                 throw .invalidRequest.because("transfer_sub \(LogText.hint(transferSubject)) is not a transfer to team \(teamID)")
             }
@@ -25,15 +24,11 @@ extension World {
             guard let account = users[record.userID], !account.deleted else {
                 throw .invalidRequest.because("the Apple Account of transfer_sub \(LogText.hint(transferSubject)) was deleted")
             }
-            answer["sub"] = .string(Identity.subject(teamID: teamID, userID: account.user.id))
-            if hidEmail(userID: account.user.id, teamID: record.fromTeam) {
-                // Relay addresses are team-scoped (§6): the receiving team gets its own.
-                answer["email"] = .string(Identity.relayAddress(teamID: teamID, user: account.user))
-                answer["is_private_email"] = true
-            }
-            return answer
+            // Relay addresses are team-scoped (§6): the receiving team gets its own.
+            let relay = hidEmail(userID: account.user.id, teamID: record.fromTeam) ? Identity.relayAddress(teamID: teamID, user: account.user) : nil
+            return .subject(Identity.subject(teamID: teamID, userID: account.user.id), relayEmail: relay)
         }
-        guard let subject = form["sub"], let target = form["target"] else {
+        guard let subject = request.subject, let target = request.target else {
             throw .invalidRequest.because("sub and target missing (or transfer_sub, for the receiving team)")
         }
         guard target != teamID else { throw .invalidRequest.because("target \(LogText.clip(target)) is the sending team itself") }
@@ -44,8 +39,7 @@ extension World {
         guard consents.keys.contains(where: { $0.userID == userID && $0.teamID == teamID }) else {
             throw .invalidRequest.because("sub \(LogText.clip(subject)) has no consent with team \(teamID)")
         }
-        answer["transfer_sub"] = .string(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now, &changes).transferSubject)
-        return answer
+        return .transferSubject(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now, &changes).transferSubject)
     }
 
     /// The record for a user moving between teams, created on first request; the `transfer_sub`

@@ -5,7 +5,8 @@ struct RevokeEndpoint: Sendable {
     let domain: AppleIDDomain
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        try domain.revoke(try AppleForm.fields(request, domain.scenario.compatibility))
+        let form = try AppleForm.fields(request, domain.scenario.compatibility)
+        try domain.revoke(RevokeRequest(clientID: form["client_id"], clientSecret: form["client_secret"], token: form["token"]))
         return HTTPResponse(status: .ok)
     }
 }

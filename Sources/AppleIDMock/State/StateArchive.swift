@@ -25,7 +25,7 @@ package enum StateArchive {
         configuration.log = { _ in }
         let domain: AppleIDDomain
         do {
-            domain = try AppleIDDomain(configuration: configuration, restoring: file)
+            domain = try AppleIDDomain(configuration: configuration, restored: stored)
         } catch {
             throw Failure(description: "\(error)")
         }

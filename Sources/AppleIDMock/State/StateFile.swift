@@ -460,7 +460,7 @@ final class StateFile: @unchecked Sendable {
 }
 
 /// What a state file held at start: enough to rebuild the mock as it was.
-struct StoredState: Sendable {
+package struct StoredState: Sendable {
     /// The mock's beginning.
     var genesis: StateGenesis
     /// The seeded stream's position after the last event (seeded runs only).
