@@ -128,12 +128,12 @@ enum BenchCommand {
     private static func measureScenarioUsers(_ options: BenchOptions, into report: inout BenchReport) throws {
         guard options.scenarioUsers > 0 else { return }
         report.scenarioUsers = try ScenarioUsersLoad.run(binary: options.server, users: options.scenarioUsers, lookups: options.scenarioLookups,
-                                                         progress: progress)
+                                                         secret: try clientSecret(options, client: "com.example.app"), progress: progress)
     }
 
     /// A client_secret for the web client, a day long.
-    private static func clientSecret(_ options: BenchOptions) throws -> String {
-        guard let secret = Tool.run(options.server, ["client-secret", "--lifetime", "86400"])?
+    private static func clientSecret(_ options: BenchOptions, client: String = "com.example.web") throws -> String {
+        guard let secret = Tool.run(options.server, ["client-secret", "--client", client, "--lifetime", "86400"])?
             .trimmingCharacters(in: .whitespacesAndNewlines), !secret.isEmpty else {
             throw ServerProcess.Failure(description: "`appleid-mock client-secret` failed (run from the repository root, where Keys/ is)")
         }

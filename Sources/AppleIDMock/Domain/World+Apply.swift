@@ -8,6 +8,7 @@ extension World {
             let key = Consent.Key(teamID: grant.teamID, groupID: grant.groupID, userID: grant.userID)
             consents[key] = Consent(id: grant.consentID, scopes: grant.scopes, hideEmail: grant.hideEmail, grantedAt: grant.at)
             consentKeys[grant.consentID] = key
+            consentKeysOfUser[grant.userID, default: []].insert(key)
             endedConsents[key] = nil
             nextConsentID = grant.consentID &+ 1
             if nextConsentID == 0 { nextConsentID = 1 }
@@ -15,6 +16,7 @@ extension World {
             let key = Consent.Key(teamID: teamID, groupID: groupID, userID: userID)
             consentKeys[consentID] = nil
             consents[key] = nil
+            if consentKeysOfUser[userID]?.remove(key) != nil, consentKeysOfUser[userID]?.isEmpty == true { consentKeysOfUser[userID] = nil }
             revoked[consentID] = who
             endedConsents[key] = who
         case .codeIssued(let code, let grant):
@@ -51,6 +53,7 @@ extension World {
             userIndex.insert(added)
         case .transferStarted(let record):
             transfers[record.transferSubject] = record
+            transfersOfUser[record.userID, default: []].insert(record.transferSubject)
         case .accountDeleted(let userID):
             users[userID]?.deleted = true
             // A deleted account forwards no relay mail, in any team.

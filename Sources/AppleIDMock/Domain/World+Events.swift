@@ -25,7 +25,7 @@ extension World {
             changes.emit(.accountEvent(accountEventRecord(type, key: key, now: now, timelineIndex: timelineIndex, changes: &changes)))
         case .accountDelete:
             var told = [key]
-            for other in consents.keys.filter({ $0.userID == userID && $0 != key })
+            for other in (consentKeysOfUser[userID] ?? []).filter({ $0 != key })
                 .sorted(by: { ($0.teamID, $0.groupID) < ($1.teamID, $1.groupID) }) {
                 told.append(other)
             }

@@ -229,7 +229,7 @@ extension World {
 
     /// The events that end every live consent of `userID` (in `teamID` only, when given), by id.
     func consentEndings(userID: String, teamID: String? = nil, by who: Consent.Revocation) -> [DomainEvent] {
-        consents.filter { $0.key.userID == userID && (teamID == nil || $0.key.teamID == teamID) }.map(\.value.id).sorted()
+        (consentKeysOfUser[userID] ?? []).filter { teamID == nil || $0.teamID == teamID }.compactMap { consents[$0]?.id }.sorted()
             .compactMap { consentEnding(id: $0, by: who) }
     }
 

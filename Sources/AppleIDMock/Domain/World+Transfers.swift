@@ -36,7 +36,7 @@ extension World {
         guard let userID = user(subject: subject, teamID: teamID) else {
             throw .invalidRequest.because("sub \(LogText.clip(subject)) is not a user of team \(teamID)")
         }
-        guard consents.keys.contains(where: { $0.userID == userID && $0.teamID == teamID }) else {
+        guard consentKeysOfUser[userID]?.contains(where: { $0.teamID == teamID }) == true else {
             throw .invalidRequest.because("sub \(LogText.clip(subject)) has no consent with team \(teamID)")
         }
         return .transferSubject(startTransfer(userID: userID, fromTeam: teamID, toTeam: target, now: now, &changes).transferSubject)
@@ -54,6 +54,6 @@ extension World {
     }
 
     private func hidEmail(userID: String, teamID: String) -> Bool {
-        consents.contains { $0.key.userID == userID && $0.key.teamID == teamID && $0.value.hideEmail }
+        consentKeysOfUser[userID]?.contains { $0.teamID == teamID && consents[$0]?.hideEmail == true } == true
     }
 }

@@ -54,8 +54,8 @@ extension World {
         let teamID = entry.team.teamID
         let window = Int64(context.scenario.lifetimes.transferWindow)
         // A transfer away from this team, or into it when asked with the old team's identifier.
-        let moved = transfers.values.contains { record in
-            record.userID == userID && now < record.createdAt + window
+        let moved = (transfersOfUser[userID] ?? []).lazy.compactMap { transfers[$0] }.contains { record in
+            now < record.createdAt + window
                 && (record.fromTeam == teamID || (record.toTeam == teamID && subjectTeam == record.fromTeam))
         }
         if moved { return .transferred }

@@ -30,12 +30,17 @@ struct World: Sendable {
     var revoked: [UInt32: Consent.Revocation] = [:]
     var endedConsents: [Consent.Key: Consent.Revocation] = [:]
     var nextConsentID: UInt32
+    /// The keys of each user's live consents: what a user's account event, deletion or transfer
+    /// reads, without a scan of every consent.
+    var consentKeysOfUser: [String: Set<Consent.Key>] = [:]
 
     /// Codes issued and not yet redeemed; expired ones are dropped at most once per mock second.
     var pendingCodes = PendingCodes()
 
     /// Team transfers by `transfer_sub`.
     var transfers: [String: TransferRecord] = [:]
+    /// The `transfer_sub`s of each user's transfers: what every grant reads (`liveTransfer`).
+    var transfersOfUser: [String: Set<String>] = [:]
 
     /// Every key the mock has known, in publication order, and the one that signs.
     var keys: [KeyRecord] = [] { didSet { keysRevision &+= 1 } }
@@ -116,7 +121,9 @@ struct World: Sendable {
     /// The live transfer of `userID` into `toTeam`, if any (§8: 60 days).
     func liveTransfer(userID: String, toTeam: String, now: Int64) -> TransferRecord? {
         let window = Int64(context.scenario.lifetimes.transferWindow)
-        return transfers.values.first { $0.userID == userID && $0.toTeam == toTeam && now < $0.createdAt + window }
+        guard let subjects = transfersOfUser[userID] else { return nil }
+        return subjects.lazy.compactMap { transfers[$0] }.filter { $0.toTeam == toTeam && now < $0.createdAt + window }
+            .min { $0.transferSubject < $1.transferSubject }
     }
 
     /// Claims every id_token for this user and client carries: identity, email, transfer.
