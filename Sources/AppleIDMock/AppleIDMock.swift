@@ -102,11 +102,11 @@ public final class AppleIDMockServer: Sendable {
     package var mail: MailBox { assembly.mailbox }
 
     /// `http://HOST:PORT` as bound (`https://` when serving TLS).
-    public var listenURL: String { http.url }
+    package var listenURL: String { http.url }
 
     /// Stops accepting, finishes in-flight requests (long polls answer at once with what they
     /// have); returns at once.
-    public func shutdown() {
+    package func shutdown() {
         assembly.stopTicking()
         assembly.domain.events.releaseReaders()
         assembly.notifications.releaseReaders()

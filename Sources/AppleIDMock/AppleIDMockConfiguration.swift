@@ -48,7 +48,7 @@ public struct AppleIDMockConfiguration: Sendable {
     package var notificationConnectTimeout: Double = 5
     package var notificationResponseTimeout: Double = 10
     /// Seconds queued notifications get to go out when the mock stops.
-    public var notificationShutdownGrace: Double = 3
+    package var notificationShutdownGrace: Double = 3
     /// Where notifications go: nil POSTs them over HTTP(S) with the CA file and timeouts above;
     /// a test passes its own to record them without a receiver.
     public var notificationTransport: (any NotificationTransport)?

@@ -10,7 +10,7 @@ public enum AppleIDMockLogLevel: String, Sendable, CaseIterable, Comparable {
     case debug
 
     /// The names, as `serve --log-level` accepts them.
-    public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+    package static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
     /// Orders by verbosity: `error` < `warn` < `info` < `debug`.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }

@@ -13,7 +13,7 @@ public enum AccountEventType: String, Sendable, Equatable, CaseIterable {
     static let names = "\"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\" or \"email-enabled\""
 
     /// The type named `text`; both spellings of deletion are accepted.
-    public init?(name text: String) {
+    package init?(name text: String) {
         if text == "account-deleted" { self = .accountDelete } else { self.init(rawValue: text) }
     }
 }

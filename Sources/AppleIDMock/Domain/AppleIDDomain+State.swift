@@ -159,7 +159,7 @@ extension AppleIDDomain {
     /// The user with this id.
     package func user(_ userID: String) -> UserAccount? { owner.read { world, _ in world.users[userID] } }
 
-    /// Every key the mock has known, in publication order, and the one that signs now.
+    /// Every key the mock has known, in the order they were published, and the one that signs now.
     package var keys: (records: [KeyRecord], signingKeyID: String?) { owner.read { world, _ in (world.keys, world.signingKey?.keyID) } }
 
     /// The key that signs id_tokens now, which signs notifications too (§7).

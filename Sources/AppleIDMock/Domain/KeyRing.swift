@@ -14,7 +14,7 @@ package struct KeyRing: Sendable {
         package let keyID: String
         /// The private key.
         package let privateKey: RSAPrivateKey
-        /// Its public JWK, compact JSON bytes.
+        /// Its JWK (the half that verifies), compact JSON bytes.
         let jwkBytes: [UInt8]
 
         /// Wraps a key; computes its JWK once.
@@ -24,7 +24,7 @@ package struct KeyRing: Sendable {
             self.jwkBytes = JSONWriter.compact(JWK(kid: keyID, publicKey: privateKey.publicKey).json)
         }
 
-        /// The same kid and public key (the private half follows from it).
+        /// The same kid and key pair (the private half gives the other).
         package static func == (lhs: SigningKey, rhs: SigningKey) -> Bool {
             lhs.keyID == rhs.keyID && lhs.jwkBytes == rhs.jwkBytes
         }

@@ -1,8 +1,8 @@
 import JOSE
 import Synchronization
 
-/// What `/auth/keys` serves and health names — the published keys' JWK fragments, in publication
-/// order, and the kid that signs — kept apart from the state's lock: `/auth/keys`, the hottest
+/// What `/auth/keys` serves and health names — the published keys' JWK fragments, oldest
+/// first, and the kid that signs — kept apart from the state's lock: `/auth/keys`, the hottest
 /// route, reads it without taking the world's lock or the clock. The state owner hands it a new
 /// set whenever a key event changes the keys; with a state file, a set is served only once the
 /// change that made it is committed (`CommitBarrier`), so a client never sees a key a restart

@@ -1,5 +1,5 @@
 extension World {
-    /// The published keys' JWK bytes, in publication order.
+    /// The published keys' JWK bytes, oldest first.
     var publishedJWKs: [[UInt8]] { keys.compactMap { $0.state == .retired ? nil : $0.key?.jwkBytes } }
 
     /// The published key with this kid.

@@ -42,7 +42,7 @@ struct World: Sendable {
     /// The `transfer_sub`s of each user's transfers: what every grant reads (`liveTransfer`).
     var transfersOfUser: [String: Set<String>] = [:]
 
-    /// Every key the mock has known, in publication order, and the one that signs.
+    /// Every key the mock has known, in the order they were published, and the one that signs.
     var keys: [KeyRecord] = [] { didSet { keysRevision &+= 1 } }
     /// Counts changes to `keys`, carried across a reset: `/auth/keys`' copy of the published keys
     /// is refreshed when it moves.

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The public base URL, known only once the port is bound; set once at start.
+/// The base URL clients reach the mock at, known only once the port is bound; set once at start.
 final class SiteAddress: Sendable {
     private let value = Mutex("http://127.0.0.1")
 

@@ -29,7 +29,7 @@ public enum FaultIncident: String, Sendable, Equatable, CaseIterable {
     static let flippedIssuer = "https://account.apple.com"
 
     /// What a backend sees, in a line (the CLI's `faults incidents` lists them).
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .discoveryIssuerFlip: "discovery names https://account.apple.com as issuer and host; id_tokens keep appleid.apple.com (June 2025)"
         case .jwksWithoutSigningKey: "/auth/keys lacks the kid that signs new tokens (a botched rotation)"

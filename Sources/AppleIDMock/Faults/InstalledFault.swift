@@ -12,7 +12,7 @@ public struct InstalledFault: Sendable, Equatable {
     /// How often it fired.
     public internal(set) var fired = 0
     /// Mock time it stops acting, for a `for_seconds` fault (its install time plus those).
-    public internal(set) var until: Int64?
+    package internal(set) var until: Int64?
 
     /// `spec` installed as `f<number>` at mock time `now`.
     init(number: Int, spec: FaultSpec, now: Int64) {

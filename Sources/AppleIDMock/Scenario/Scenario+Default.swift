@@ -1,5 +1,5 @@
 extension Scenario {
-    /// The public half of `Keys/AuthKey_MOCKKEY001.p8`, the default team's developer key.
+    /// The verifying half of `Keys/AuthKey_MOCKKEY001.p8`, the default team's developer key.
     package static let defaultDeveloperPublicKey = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEZMzuwBsb9tSgJu03xLsF0ZCakk1b\nFQMj7ccnQy9i9MqMbrrcuHIll5Ng4RYgWeG8Jwbh3kK4GGOhqSnDMfy7Aw==\n-----END PUBLIC KEY-----\n"
 
     /// The built-in scenario: `appleid-mock` with no arguments serves this.

@@ -82,7 +82,7 @@ public struct Scenario: Sendable, Equatable {
     package struct Team: Sendable, Equatable {
         /// 10-character Team ID, the client_secret `iss`.
         package var teamID: String
-        /// Sign in with Apple private keys registered for the team (public halves).
+        /// Sign in with Apple private keys registered for the team (the halves that verify).
         package var developerKeys: [DeveloperKey]
         /// App IDs and Services IDs.
         package var clients: [Client]
