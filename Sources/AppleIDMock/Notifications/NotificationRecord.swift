@@ -29,7 +29,7 @@ public struct NotificationRecord: Sendable, Equatable {
         public var error: String?
 
         /// An attempt at `at` that got `status`, or failed with `error` (a transport's answer).
-        package init(at: Double, status: Int?, error: String?) {
+        public init(at: Double, status: Int?, error: String?) {
             self.at = at
             self.status = status
             self.error = error
