@@ -150,7 +150,7 @@ public final class AppleIDMockServer: Sendable {
 
     /// Whether `host` (an address the server listens on, IPv6 bracketed or not) is loopback.
     /// Every 127.0.0.0/8 address, `::1` in any spelling, IPv4-mapped 127/8, and `localhost`
-    /// (probe N16: `[::1]` was called "beyond this machine").
+    /// (`[::1]` was called "beyond this machine").
     static func isLoopback(_ host: String) -> Bool {
         if host.lowercased() == "localhost" { return true }
         var name = Substring(host)

@@ -39,7 +39,7 @@ public struct AppleIDMockConfiguration: Sendable {
     var randomSource: RandomSource { (seed ?? scenario.seed).map(RandomSource.seeded) ?? random }
 
     /// Most authorization codes held unredeemed at once; beyond it sign-ins are refused with a
-    /// 503 until codes are redeemed or expire (probe finding F5).
+    /// 503 until codes are redeemed or expire.
     package var maxPendingCodes: Int = 100_000
     /// PEM CA certificates `https` notification receivers are checked against; nil uses the
     /// system store.
@@ -53,11 +53,11 @@ public struct AppleIDMockConfiguration: Sendable {
     /// a test passes its own to record them without a receiver.
     public var notificationTransport: (any NotificationTransport)?
     /// Names accepted in the `Host` (and `Origin`) of control API requests besides IP literals
-    /// and `localhost`, e.g. a Docker service name (probe finding F12: DNS rebinding).
+    /// and `localhost`, e.g. a Docker service name (DNS rebinding).
     package var allowedHosts: [String] = []
     /// When set, every control API route but `/__mock/health` requires
     /// `Authorization: Bearer <token>` (401 otherwise); Apple's routes stay open, as Apple's are
-    /// (probe finding N10: the guard stops browsers, not direct callers on a network).
+    /// (the guard stops browsers, not direct callers on a network).
     package var controlToken: String?
     /// Where the mock says what it decided on its own (key fallback, exposure warnings) and,
     /// from `info` on, why Apple's endpoints refused a request: one line each, no newline.

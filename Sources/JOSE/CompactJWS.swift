@@ -112,7 +112,7 @@ public struct CompactJWS: Sendable {
     }
 
     /// Signs `payload` with RS256 under the header `{"kid":"<kid>","alg":"RS256"}`, byte for
-    /// byte Apple's id_token header (apple-reference.md §4: kid first, no typ).
+    /// byte Apple's id_token header (apple-behaviour.md §4: kid first, no typ).
     public static func signRS256(payload: [UInt8], kid: String, key: RSAPrivateKey) throws(JOSEError) -> CompactJWS {
         let header = JSONObject([("kid", .string(kid)), ("alg", "RS256")])
         let unsigned = CompactJWS(header: header, payload: payload, signature: [])

@@ -87,7 +87,7 @@ enum BenchCommand {
         try measureHardening(options, secret: secret, into: &report)
     }
 
-    /// Issue 35's rows: what a background job, a slow client or a silent receiver did to the mock.
+    /// The hardening rows: what a background job, a slow client or a silent receiver did to the mock.
     private static func measureHardening(_ options: BenchOptions, secret: String? = nil, into report: inout BenchReport) throws {
         report.hardening = try HardeningLoad.run(binary: options.server, secret: try secret ?? clientSecret(options), options: options, progress: progress)
     }

@@ -25,7 +25,7 @@ struct BenchOptions {
       --only mail        measure only the SMTP rows (messages/s, the mailbox's memory, /auth/keys beside it)
       --only state       measure only the --state rows (code exchanges and /auth/keys against none, idle memory)
       --only dashboard   measure only the dashboard row (page loads with 1,000 users and 10,000 notifications logged)
-      --only hardening   measure only issue 35's rows: --state compaction under 60,000 unredeemed codes (health,
+      --only hardening   measure only the hardening rows: --state compaction under 60,000 unredeemed codes (health,
                          SIGTERM), /auth/token beside 8 trickling SMTP sessions, journal reads of 60 KB forms,
                          80,000 events to a receiver that never answers
       --cold-starts N    cold starts to take the median of (default 10)

@@ -59,7 +59,7 @@ struct BenchReport {
     func table() -> String {
         var rows: [[String]] = [["figure", "ours", "ceiling", "ratio", "target", "met"]]
         // A smoke run is too short and too small for its figures to be held against the targets
-        // (newcomer report P14): it judges only what is a count, not a speed or a size.
+        //: it judges only what is a count, not a speed or a size.
         func met(_ ok: Bool?) -> String { options.smoke ? "n/a (smoke)" : judged(ok) }
         func judged(_ ok: Bool?) -> String { ok.map { $0 ? "yes" : "NO" } ?? "n/a" }
         // `--only` measured nothing else.

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Issue 35's rows (the third robustness probe): what a background job, a slow client or a
-/// silent receiver used to do to the mock, each driven as the probe drove it.
+/// The hardening rows: what a background job, a slow client or a
+/// silent receiver used to do to the mock, each driven as a robustness review drove it.
 /// - Compaction: `codes` native sign-ins whose codes are never exchanged, with `--state`, four
 ///   clients; `/__mock/health` probed every 20 ms throughout; the longest sign-in answer per
 ///   third; then SIGTERM, timed to the exit.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The request journal's cost (issue 21): `/auth/keys` and code exchanges on a mock with the
+/// The request journal's cost: `/auth/keys` and code exchanges on a mock with the
 /// journal on against one with `--journal off`, in the same run, alternating; and resident
 /// memory once the ring is full against after `journaled` more requests (refused code
 /// exchanges, each carrying a client_secret: the journal's heaviest common entry).

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// The relay's SMTP port (issue 23): messages accepted per second, `messages` of `size` bytes to
+/// The relay's SMTP port: messages accepted per second, `messages` of `size` bytes to
 /// a relay address from a registered sender over `connections` connections (each a persistent
 /// SMTP session, one message after another); resident memory with the mailbox full against
 /// after as many more; and `/auth/keys` with the SMTP port open against without, in pairs.

@@ -12,7 +12,7 @@ import Glibc
 /// runs, so memory across it shows whether anything but the log grows with the events (flat
 /// within 10%). Counts and latencies are the second batch's.
 ///
-/// Endurance (probe N1: every event once cost more than the last): the events go in blocks of
+/// Endurance (every event once cost more than the last): the events go in blocks of
 /// `blockSize` (10,000 for a full run), each timed by the server's CPU and the wall clock; the
 /// first block's cost per event against the last's must stay within 1.5x, and memory from the
 /// end of the first block (the log full) to the end of the first batch must stay flat.

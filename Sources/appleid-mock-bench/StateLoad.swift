@@ -1,6 +1,6 @@
 import Foundation
 
-/// The state file's cost (issue 24): code exchanges on a mock with `--state FILE` (every answer
+/// The state file's cost: code exchanges on a mock with `--state FILE` (every answer
 /// after its durable commit) against one without, alternating; `/auth/keys` with and without
 /// (it writes nothing); and idle memory with `--state`. The file lives beside the system's
 /// temporary files, on disk, and is removed after each run.

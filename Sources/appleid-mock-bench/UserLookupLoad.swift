@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Lookups by `sub` with many users loaded (probe N4, issue 20): a mock with `users` users (added
+/// Lookups by `sub` with many users loaded: a mock with `users` users (added
 /// through `POST /__mock/users`) against one with 10. In each, a user added last signs in with a
 /// hidden email, then `POST /__mock/events` alternates email-disabled and email-enabled on that
 /// user by `sub`: first alone (events/s), then while `/auth/token` redeems codes (its p99). With

@@ -41,7 +41,7 @@ enum ClientSecretCommand {
         let keyPath = parsed.options["key"] ?? "Keys/AuthKey_\(keyID).p8"
         let pem: String
         if parsed.options["key"] == nil, access(keyPath, F_OK) != 0, let builtIn = BuiltInKeys.developerKey(keyID) {
-            // Run outside the checkout: the committed test key is built in (newcomer P5).
+            // Run outside the checkout: the committed test key is built in.
             pem = builtIn
         } else {
             do {

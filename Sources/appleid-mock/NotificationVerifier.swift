@@ -3,7 +3,7 @@ import JOSE
 import Synchronization
 
 /// Checks one server-to-server notification body, `{"payload": "<JWT>"}`, as a careful
-/// receiver would (apple-reference.md §7): RS256 under a key the running mock publishes at
+/// receiver would (apple-behaviour.md §7): RS256 under a key the running mock publishes at
 /// `/auth/keys` (fetched again when the `kid` is unknown), `iss`, `aud`, the times against the
 /// mock's clock (`/__mock/clock`, read for each notification: the mock clock may have been
 /// moved away from real time), and the `events` claim as a JSON-encoded string or an object.

@@ -97,7 +97,7 @@ enum ServeCommand {
         "smtp-port": "APPLEID_MOCK_SMTP_PORT", "mail-forward": "APPLEID_MOCK_MAIL_FORWARD", "state": "APPLEID_MOCK_STATE",
     ]
 
-    /// Signals that stop the server gracefully (probe finding F17: a closing terminal's SIGHUP
+    /// Signals that stop the server gracefully (a closing terminal's SIGHUP
     /// drains like SIGTERM instead of cutting requests off).
     static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2]
 

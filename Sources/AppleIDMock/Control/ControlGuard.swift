@@ -1,7 +1,7 @@
 import Glibc
 import MiniHTTP
 
-/// Keeps the `/__mock` control API to local tools and same-origin callers (probe finding F12).
+/// Keeps the `/__mock` control API to local tools and same-origin callers.
 ///
 /// A web page open in a developer's browser must not be able to drive the mock: it could post a
 /// "simple" cross-site request (`text/plain`, no preflight), or reach the mock through a DNS name
@@ -17,7 +17,7 @@ import MiniHTTP
 ///
 /// None of that stops a direct caller on a network (an IP-literal `Host`, no `Origin`): with a
 /// control token (`serve --control-token`), every control route also needs
-/// `Authorization: Bearer <token>` (probe finding N10), but for `tokenFreePaths`.
+/// `Authorization: Bearer <token>`, but for `tokenFreePaths`.
 ///
 /// Apple's own routes are not guarded: they stay exactly as Apple serves them.
 struct ControlGuard: Sendable {

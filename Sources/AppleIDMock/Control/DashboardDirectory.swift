@@ -2,7 +2,7 @@
 /// the teams, the app groups with their clients, and which client names a team or the whole
 /// scenario in an account event (`POST /__mock/events` takes a `client_id`).
 struct DashboardDirectory: Sendable {
-    /// One app group: the clients that share a consent (apple-reference.md §5).
+    /// One app group: the clients that share a consent (apple-behaviour.md §5).
     struct Group: Sendable {
         /// The owning team.
         var teamID: String

@@ -6,7 +6,7 @@ import MiniHTTP
 /// `POST {"type", "user", "client_id"}`: a user does at Apple what only a user can do — stop
 /// using Sign in with Apple for the app (`consent-revoked`), delete their account
 /// (`account-delete` / `account-deleted`), turn relay forwarding off or on (`email-disabled`,
-/// `email-enabled`). The state changes at once; the notifications follow (apple-reference.md
+/// `email-enabled`). The state changes at once; the notifications follow (apple-behaviour.md
 /// §7). Answers 202 `{"notification": id or null, "notifications": [ids], "type", "user"}`:
 /// the first id is the named app group's; a deletion tells every app group the user signed in to.
 ///
@@ -29,7 +29,7 @@ struct EventsEndpoint: Sendable {
         let user = try body.string("user")
         let clientID = try body.string("client_id")
         // The operation names the events it caused: its answer is its own records, never
-        // another request's that happened at the same time (probe N3). The deliverer read them
+        // another request's that happened at the same time. The deliverer read them
         // before the operation returned.
         let sequences = try domain.accountEvent(type, user: user, clientID: clientID)
         let ids = sequences.compactMap { notifications?.record(sequence: $0)?.id }

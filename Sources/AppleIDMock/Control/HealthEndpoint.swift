@@ -8,7 +8,7 @@ struct HealthEndpoint: Sendable {
 
     /// `{"active_kid":…,"issuer":…,"status":"ok"}` (control answers have sorted keys); while the
     /// state file's commits fail, 503 with `"status": "unavailable"` and `"state_file"` saying why
-    /// (`not writable (disk full)`): the mock answers no change until the file takes it (probe P6).
+    /// (`not writable (disk full)`): the mock answers no change until the file takes it.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         var body = JSONObject()
         body["issuer"] = .string(domain.issuer)

@@ -1,7 +1,7 @@
 import JOSE
 import MiniHTTP
 
-/// `/__mock/keys`: the signing keys' life as Apple runs it (apple-reference.md §1.5) — publish a
+/// `/__mock/keys`: the signing keys' life as Apple runs it (apple-behaviour.md §1.5) — publish a
 /// key weeks before it signs, activate it, retire the old one weeks after.
 ///
 /// - `GET /__mock/keys` → `{"active_kid", "keys": [{"kid", "state", "published_at", "activated_at", "retired_at"}]}`

@@ -1,4 +1,4 @@
-/// An account event Apple tells an app group about (apple-reference.md §7), as decided by the
+/// An account event Apple tells an app group about (apple-behaviour.md §7), as decided by the
 /// operation that caused it: everything its server-to-server notification carries but the
 /// signature. The notification deliverer derives the notification from it.
 package struct AccountEventRecord: Sendable, Equatable {

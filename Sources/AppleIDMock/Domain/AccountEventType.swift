@@ -1,4 +1,4 @@
-/// An account event a user causes at Apple (apple-reference.md §7).
+/// An account event a user causes at Apple (apple-behaviour.md §7).
 public enum AccountEventType: String, Sendable, Equatable, CaseIterable {
     /// The user stopped using Sign in with Apple for the app.
     case consentRevoked = "consent-revoked"

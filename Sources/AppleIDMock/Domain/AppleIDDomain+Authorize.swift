@@ -24,7 +24,7 @@ extension AppleIDDomain {
         }
     }
 
-    /// Validates authorize parameters as Apple does (apple-reference.md §1.2, §2.2). `duplicated`
+    /// Validates authorize parameters as Apple does (apple-behaviour.md §1.2, §2.2). `duplicated`
     /// names parameters that appeared more than once.
     package func validateAuthorize(_ parameters: [String: String], duplicated: [String] = []) throws(AuthorizeError) -> AuthorizeRequest {
         do {

@@ -1,7 +1,7 @@
 import JOSE
 
 extension AppleIDDomain {
-    // MARK: - Keys (apple-reference.md §1.5)
+    // MARK: - Keys (apple-behaviour.md §1.5)
 
     /// Publishes a key without signing with it: `privateKey` (RSA-2048) under `keyID`, or a
     /// fresh key, under a fresh 10-character kid like Apple's when none is given. The endpoint

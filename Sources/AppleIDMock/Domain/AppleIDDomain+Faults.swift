@@ -1,7 +1,7 @@
 import Synchronization
 
 extension AppleIDDomain {
-    // MARK: - Faults (apple-reference.md §12: Apple's incidents as presets)
+    // MARK: - Faults (apple-behaviour.md §12: Apple's incidents as presets)
 
     /// Installs `specs` together (a fault, or an incident's faults), all or none; refused when
     /// they would pass `FaultSpec.maxCount` faults at once.

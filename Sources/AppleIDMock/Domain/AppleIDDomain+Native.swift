@@ -35,7 +35,7 @@ extension AppleIDDomain {
         case signing(String)
     }
 
-    /// Signs `userID` into the app `clientID` as an iOS device would (apple-reference.md §4, §5).
+    /// Signs `userID` into the app `clientID` as an iOS device would (apple-behaviour.md §4, §5).
     /// `defect` spoils the identity token, and the one the code is exchanged for.
     package func nativeSignIn(userID: String, clientID: String, scopes: [String], nonce: String?, hideEmail: Bool?,
                              defect: TokenDefect? = nil) throws(SignInRefusal) -> NativeCredential {

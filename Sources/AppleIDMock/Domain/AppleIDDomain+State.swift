@@ -122,7 +122,7 @@ extension AppleIDDomain {
 
     /// A user's action at Apple (§7): applies it; returns the sequence numbers of the account
     /// events Apple tells app groups about (each one notification), so the caller finds its own
-    /// records in the delivery log whatever else happens at the same time (probe N3).
+    /// records in the delivery log whatever else happens at the same time.
     @discardableResult
     package func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) -> [UInt64] {
         guard let entry = clients.entry(clientID) else {

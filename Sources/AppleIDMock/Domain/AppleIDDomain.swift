@@ -35,7 +35,7 @@ package final class AppleIDDomain: Sendable {
     /// caller opens the file and runs its writer; the domain never touches it).
     package init(configuration: AppleIDMockConfiguration, restored: StoredState? = nil, durable: Bool = false) throws(AppleIDMockError) {
         // A scenario built in Swift gets the same rules as a file: the domain trusts no index
-        // or count the rules do not guarantee (probe findings F2, F3).
+        // or count the rules do not guarantee.
         // The built-in scenario is known to pass them (ScenarioLoaderTests), and one read from a
         // file passed them as it was read: checking again would only cost a start its time.
         if configuration.scenario != .default && !Scenario.wasLoaded(configuration.scenario) {
@@ -89,7 +89,7 @@ package final class AppleIDDomain: Sendable {
             } catch .directoryMissing(let path) where configuration.keysDirectory == nil && settings.directory == Scenario.SigningKeys.defaultDirectory {
                 // Only the built-in default (relative Keys/signing, absent when run from elsewhere)
                 // falls back, to the binary's copies of those same committed keys, and says so; any
-                // other directory a scenario names must exist (probe findings F9, N9; newcomer P5).
+                // other directory a scenario names must exist.
                 // Files there win, so a Keys/signing of one's own is still read.
                 do {
                     ring = try KeyRing.builtIn(count: settings.count, activeKeyID: settings.activeKeyID, random: configuration.randomSource)
@@ -111,7 +111,7 @@ package final class AppleIDDomain: Sendable {
 
     /// Says on the log how a keys directory whose number of files is not `signing_keys.count`
     /// was served: topped up with keys that change at every start, or cut to the first files by
-    /// name (probe finding N8).
+    /// name.
     private static func reportCountMismatch(directory: String, ring: KeyRing, count: Int, log: @Sendable (String) -> Void) {
         let names = KeyRing.keyFileNames(in: directory)
         guard names.count != count, !names.isEmpty else { return }

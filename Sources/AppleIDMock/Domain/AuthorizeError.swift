@@ -1,5 +1,5 @@
 /// An `/auth/authorize` configuration error: never redirected, shown on Apple's error page or,
-/// with `authorize_error_format: "json"`, answered as TN3107 documents (apple-reference.md §2.2).
+/// with `authorize_error_format: "json"`, answered as TN3107 documents (apple-behaviour.md §2.2).
 package struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// How the error is answered: the scenario's `authorize_error_format` and status.
     package enum Rendering: Sendable, Equatable {

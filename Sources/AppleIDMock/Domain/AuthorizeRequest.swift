@@ -1,8 +1,8 @@
-/// A validated `/auth/authorize` request (apple-reference.md §1.2).
+/// A validated `/auth/authorize` request (apple-behaviour.md §1.2).
 package struct AuthorizeRequest: Sendable, Equatable {
     /// Longest `state`, `nonce` or edited name accepted, in UTF-8 bytes. Apple's own limits are
     /// unknown and real clients send long values (a 195-character `state` is seen from a
-    /// published library), so the bound is generous; it keeps a pending code small (probe F5).
+    /// published library), so the bound is generous; it keeps a pending code small.
     package static let maxStringBytes = 1024
 
     /// The Services ID.

@@ -1,5 +1,5 @@
 /// The mock holds as many pending authorization codes as it will (`CodeStore.capacity`): the
-/// request is refused rather than memory grown (probe finding F5). Rendered as a 503.
+/// request is refused rather than memory grown. Rendered as a 503.
 package struct CapacityError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is full and what to do about it.
     package var message: String

@@ -1,7 +1,7 @@
 import JOSE
 
 /// Every client of the scenario with its team, its stable tag (carried inside tokens) and its
-/// app group (the primary App ID whose consent it shares, apple-reference.md §5).
+/// app group (the primary App ID whose consent it shares, apple-behaviour.md §5).
 package struct ClientDirectory: Sendable {
     /// One registered client.
     package struct Entry: Sendable {

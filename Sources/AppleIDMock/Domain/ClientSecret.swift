@@ -1,6 +1,6 @@
 import JOSE
 
-/// The ES256 `client_secret` JWT a backend sends to `/auth/token` (apple-reference.md §3).
+/// The ES256 `client_secret` JWT a backend sends to `/auth/token` (apple-behaviour.md §3).
 package enum ClientSecret {
     /// Apple's hard limit on `exp` ahead of now: about six months.
     package static let maxLifetime = 15_777_000

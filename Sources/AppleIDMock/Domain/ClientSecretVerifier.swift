@@ -2,7 +2,7 @@ import FoundationEssentials
 import JOSE
 import Synchronization
 
-/// Checks a `client_secret` JWT exactly as Apple does (apple-reference.md §3): ES256 with a raw
+/// Checks a `client_secret` JWT exactly as Apple does (apple-behaviour.md §3): ES256 with a raw
 /// 64-byte signature, `kid` a registered key of the client's team, `iss` the Team ID, `sub` the
 /// client id, `aud` `https://appleid.apple.com` (a string, or by default a one-element array of
 /// it, as Go's golang-jwt writes it), `exp` in the future but at most 15777000 s ahead, `iat` not

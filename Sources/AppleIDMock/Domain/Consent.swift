@@ -1,4 +1,4 @@
-/// What a user agreed to the first time they signed in to an app group (apple-reference.md §5,
+/// What a user agreed to the first time they signed in to an app group (apple-behaviour.md §5,
 /// §6). Consent is shared by an App ID and everything grouped under it; tokens name the consent
 /// they were issued under, so they die with it.
 package struct Consent: Sendable, Equatable {

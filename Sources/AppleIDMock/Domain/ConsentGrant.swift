@@ -1,5 +1,5 @@
 /// A consent as it was granted (`DomainEvent.consentGranted`): whose, for which app group, and
-/// what the user agreed to (apple-reference.md §5, §6).
+/// what the user agreed to (apple-behaviour.md §5, §6).
 package struct ConsentGrant: Sendable, Equatable {
     /// User id.
     package var userID: String

@@ -7,6 +7,6 @@ package enum CredentialState: String, Sendable, Equatable {
     case revoked
     /// The user never signed in to the app group (or the identifier is unknown).
     case notFound
-    /// The user was moved to another team (apple-reference.md §8: native apps see `.transferred`).
+    /// The user was moved to another team (apple-behaviour.md §8: native apps see `.transferred`).
     case transferred
 }

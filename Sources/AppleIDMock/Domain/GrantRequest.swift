@@ -1,5 +1,5 @@
 /// One sign-in: who, into which client, with what. Web approval, native sign-in and
-/// `/__mock/id-token` all go through `World.grant` (apple-reference.md §1.2, §4, §5).
+/// `/__mock/id-token` all go through `World.grant` (apple-behaviour.md §1.2, §4, §5).
 package struct GrantRequest: Sendable {
     /// How the user signed in.
     package var flow: AuthorizationGrant.Flow

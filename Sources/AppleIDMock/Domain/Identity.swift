@@ -1,6 +1,6 @@
 import JOSE
 
-/// Apple's per-team identifiers for a user (apple-reference.md §6): the pairwise `sub` and the
+/// Apple's per-team identifiers for a user (apple-behaviour.md §6): the pairwise `sub` and the
 /// private relay address, both stable per user per team and different across teams. Derived
 /// from the ids with SHA-256, so they survive restarts and are the same on every machine.
 package enum Identity {

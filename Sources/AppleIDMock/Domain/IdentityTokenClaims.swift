@@ -1,6 +1,6 @@
 import JOSE
 
-/// The claims of an id_token, written in the order Apple writes them (apple-reference.md §4):
+/// The claims of an id_token, written in the order Apple writes them (apple-behaviour.md §4):
 /// `iss, aud, exp, iat, sub, [transfer_sub], [nonce], [c_hash|at_hash], [email, email_verified,
 /// is_private_email], [auth_time], nonce_supported, [real_user_status]`.
 package struct IdentityTokenClaims: Sendable, Equatable {

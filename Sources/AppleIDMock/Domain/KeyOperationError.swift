@@ -8,7 +8,7 @@ package enum KeyOperationError: Error, Equatable, Sendable {
     case retiringActive(String)
     /// A retired key cannot come back.
     case retired(String)
-    /// As many keys as `signing_keys.max_published` are published already (probe finding N7).
+    /// As many keys as `signing_keys.max_published` are published already.
     case tooMany(String, limit: Int)
     /// Under `--seed`, other operations kept publishing keys while this one made its own (busy
     /// concurrent key operations on a seeded mock).

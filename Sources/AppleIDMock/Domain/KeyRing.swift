@@ -3,7 +3,7 @@ import FoundationEssentials
 import JOSE
 import Synchronization
 
-/// The RSA keys the mock starts with (apple-reference.md §1.5): loaded from `<kid>.pem` files
+/// The RSA keys the mock starts with (apple-behaviour.md §1.5): loaded from `<kid>.pem` files
 /// and generated to make up the count. Immutable: which keys are published and which signs at
 /// run time belongs to the state owner (`MockState`), which starts from this ring and returns
 /// to it on reset.
@@ -56,7 +56,7 @@ package struct KeyRing: Sendable {
             for name in names.prefix(count) {
                 let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
                 let keyID = String(name.dropLast(4))
-                // The kid comes from the file name and is published as is (probe finding F13).
+                // The kid comes from the file name and is published as is.
                 guard ScenarioRules.isKeyID(keyID) else { throw .unreadable(path, "file name: \(ScenarioRules.keyIDExpectation)") }
                 do {
                     files.append((path, keyID, try BoundedFile.text(path, limit: 64 * 1024)))

@@ -1,4 +1,4 @@
-/// Apple's rotation pattern (apple-reference.md §1.5 [O]) laid on the mock clock.
+/// Apple's rotation pattern (apple-behaviour.md §1.5 [O]) laid on the mock clock.
 ///
 /// Step 0 is the scenario's keys at start `t0`, its active key signing. Step k ≥ 1 is a new key
 /// that is published at `t0 + k·every − publish_ahead`, signs from `t0 + k·every`, and is

@@ -1,6 +1,6 @@
 import JOSE
 
-/// An error from Apple's token, revoke and migration endpoints (apple-reference.md §2.1):
+/// An error from Apple's token, revoke and migration endpoints (apple-behaviour.md §2.1):
 /// always HTTP 400, `{"error": code}` plus `error_description` only where Apple sends one.
 /// The developer-facing `reason` rides along for the log and never reaches Apple's body.
 package struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,7 +1,7 @@
 /// Authorization codes issued and not yet redeemed, with their expiries in a min-heap: finding
 /// and dropping the expired ones, which the state owner does once a mock second inside the
 /// operation that runs then, costs what expired (O(k log n)), not a look at every pending code
-/// and a copy of the rest (issue 35: with 60,000 unredeemed codes that was a pass over all of
+/// and a copy of the rest (with 60,000 unredeemed codes that was a pass over all of
 /// them under the state lock every second). The heap's entries go stale when their code is
 /// redeemed; whoever reads one checks it against the code's grant, and the heap is rebuilt
 /// when stale entries outnumber live ones.

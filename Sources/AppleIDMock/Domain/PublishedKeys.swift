@@ -61,7 +61,7 @@ final class PublishedKeys: Sendable {
     var orderPosition: SeededRandom.Position? { order.withLock { $0?.position } }
 
     /// The JWK fragments as served, in a random order when `shuffled` (Apple's order changes
-    /// between fetches, apple-reference.md §1.5); under `--seed`, the order comes from the seed.
+    /// between fetches, apple-behaviour.md §1.5); under `--seed`, the order comes from the seed.
     func fragments(shuffled: Bool) -> [[UInt8]] {
         var fragments = sets.withLock { $0.served.fragments }
         guard shuffled else { return fragments }

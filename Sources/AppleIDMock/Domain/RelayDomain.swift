@@ -1,4 +1,4 @@
-/// The domains of Apple's private relay addresses (apple-reference.md §6).
+/// The domains of Apple's private relay addresses (apple-behaviour.md §6).
 package enum RelayDomain: String, Sendable, Equatable, CaseIterable {
     /// Where Apple says new Sign in with Apple relay addresses move "later this year" (its
     /// 2026-08-24 developer news; no date confirmed). Hide My Email stays on `icloud.com`.

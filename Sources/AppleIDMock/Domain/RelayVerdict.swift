@@ -1,4 +1,4 @@
-/// What Apple's Private Email Relay does with mail to one recipient (apple-reference.md §6).
+/// What Apple's Private Email Relay does with mail to one recipient (apple-behaviour.md §6).
 package enum RelayVerdict: Sendable, Equatable {
     /// A relay address of a user whose team registered the sender: forwarded to the real address.
     case forward(relayAddress: String, realAddress: String, userID: String, teamID: String)

@@ -1,7 +1,7 @@
 import JOSE
 
 /// Apple-format opaque tokens that carry their own meaning under a MAC, so the mock stores
-/// nothing per token and memory stays flat however many are issued (apple-reference.md §1.3).
+/// nothing per token and memory stays flat however many are issued (apple-behaviour.md §1.3).
 ///
 /// Format: `<kind><32 hex>.0.<4 lower-case letters>.<22 base64url>`, e.g.
 /// `rfe4bae11488c423d8010b12a7d581d5d.0.sysy.K1YJnRWIo64ghcuAjrZLow`. The hex is the payload —

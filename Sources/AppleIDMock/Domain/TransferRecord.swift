@@ -1,4 +1,4 @@
-/// One user's team transfer (apple-reference.md §8): the `transfer_sub` handed to the sending
+/// One user's team transfer (apple-behaviour.md §8): the `transfer_sub` handed to the sending
 /// team, which the receiving team redeems, and which its id_tokens carry during the window.
 package struct TransferRecord: Sendable, Equatable {
     /// User id.

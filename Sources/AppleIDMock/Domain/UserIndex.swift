@@ -1,6 +1,6 @@
 /// Users by the identifiers Apple gives them in each team: the `sub` and the private relay
-/// address (apple-reference.md §6), so finding a user by either is one dictionary hit under the
-/// state lock, never a scan of every user of every team (probe finding N4). Both are one-way
+/// address (apple-behaviour.md §6), so finding a user by either is one dictionary hit under the
+/// state lock, never a scan of every user of every team. Both are one-way
 /// hashes, so each user's are computed once, when the user is added, and outside the lock
 /// (`Entry`); the memory is two entries per user per team.
 struct UserIndex: Sendable {

@@ -2,8 +2,8 @@ extension World {
     /// Why this world could not have recorded `event` — the member of the event at fault (its
     /// stored key path, `grant.user_id`) and what is wrong — or nil when one of the mock's own
     /// operations could have. `state import` replays an archive through it before anything is
-    /// written, so a person's edit cannot make a state the mock could never produce (probe P7:
-    /// users over the limit, two users with one `sub` or relay address, consents and codes for
+    /// written, so a person's edit cannot make a state the mock could never produce
+    /// (users over the limit, two users with one `sub` or relay address, consents and codes for
     /// users, teams or consents that do not exist, keys retired or activated that are not there).
     /// It checks what the operations guarantee, not how they chose (values, times, order).
     func refusal(of event: DomainEvent) -> (field: String, message: String)? {

@@ -97,7 +97,7 @@ extension World {
             throw .codeExpired.because("code expired at mock time \(ClientSecretVerifier.time(now)) (exp \(ClientSecretVerifier.time(expiresAt)))")
         }
         // A code issued after now (the clock moved back since) is no more valid than an expired
-        // one: its id_token would have auth_time after iat (probe N14).
+        // one: its id_token would have auth_time after iat.
         if grant.authTime > now {
             throw .codeExpired.because("code issued at mock time \(ClientSecretVerifier.time(grant.authTime)), after now "
                                        + "(\(ClientSecretVerifier.time(now))): the clock moved back")

@@ -11,7 +11,7 @@ extension World {
     var publishedCount: Int { keys.count { $0.state != .retired } }
 
     /// `publish` for the control API: refused when `signing_keys.max_published` keys are
-    /// published already, so `/auth/keys` stays bounded (probe finding N7).
+    /// published already, so `/auth/keys` stays bounded.
     func publishWithinBound(_ key: KeyRing.SigningKey, now: Int64, _ changes: inout WorldChanges) throws(KeyOperationError) {
         let limit = context.scenario.signingKeys.maxPublished
         guard !keys.contains(where: { $0.keyID == key.keyID }) else { throw .duplicate(key.keyID) }

@@ -1,7 +1,7 @@
 import JOSE
 
 extension World {
-    /// `POST /auth/usermigrationinfo` (apple-reference.md §8) for an authenticated client of
+    /// `POST /auth/usermigrationinfo` (apple-behaviour.md §8) for an authenticated client of
     /// `teamID` bearing `bearer`. The sending team posts `sub` and `target` and gets a
     /// `transfer_sub`; the receiving team posts `transfer_sub` and gets its own `sub` (and the
     /// relay address when the user hid theirs).

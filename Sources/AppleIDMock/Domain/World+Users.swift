@@ -29,7 +29,7 @@ extension World {
         return owner.userID
     }
 
-    /// The team and user whose private relay address is `address` (apple-reference.md §6:
+    /// The team and user whose private relay address is `address` (apple-behaviour.md §6:
     /// relay addresses are per team), for mail sent to it.
     func user(relayAddress address: String) -> (teamID: String, userID: String)? {
         guard let owner = context.scenarioUserIndex.index.owner(relayAddress: address) ?? userIndex.owner(relayAddress: address),

@@ -1,7 +1,7 @@
 import JOSE
 import MiniHTTP
 
-/// Reads the form body of Apple's POST endpoints (apple-reference.md §1.3): form encoding only.
+/// Reads the form body of Apple's POST endpoints (apple-behaviour.md §1.3): form encoding only.
 enum AppleForm {
     /// The fields of a form-encoded request. A JSON body is the error the scenario's
     /// `token_json_body_error` names (`invalid_client` as observed at Apple, §1.3 [O]); any other

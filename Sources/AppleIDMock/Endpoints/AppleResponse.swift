@@ -1,7 +1,7 @@
 import JOSE
 import MiniHTTP
 
-/// Apple's response shapes (apple-reference.md §1.3, §2.1).
+/// Apple's response shapes (apple-behaviour.md §1.3, §2.1).
 enum AppleResponse {
     /// `application/json;charset=UTF-8`, as Apple sends it.
     static let jsonContentType = "application/json;charset=UTF-8"

@@ -1,6 +1,6 @@
 import MiniHTTP
 
-/// `/auth/authorize` (apple-reference.md §1.2, §2.2). GET validates and shows the consent page
+/// `/auth/authorize` (apple-behaviour.md §1.2, §2.2). GET validates and shows the consent page
 /// (or approves at once when the scenario auto-approves); POST is the consent page's answer.
 /// Refusals are `AuthorizeError`s, which answer for themselves.
 struct AuthorizeEndpoint: Sendable {

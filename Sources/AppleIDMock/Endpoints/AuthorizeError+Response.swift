@@ -2,7 +2,7 @@ import JOSE
 import MiniHTTP
 
 extension AuthorizeError: HTTPResponseError {
-    /// Apple's error page (apple-reference.md §2.2), or TN3107's JSON with `Cache-Control:
+    /// Apple's error page (apple-behaviour.md §2.2), or TN3107's JSON with `Cache-Control:
     /// no-store` and `Pragma: no-cache`, as the scenario's `authorize_error_format` says; a 503
     /// page when the mock is full.
     package var response: HTTPResponse {

@@ -3,7 +3,7 @@ import MiniHTTP
 
 /// The pages `/auth/authorize` shows: consent, Apple's error page, and the form_post relay.
 enum AuthorizePages {
-    /// Apple's error page: an error code and message, never a redirect (apple-reference.md §2.2).
+    /// Apple's error page: an error code and message, never a redirect (apple-behaviour.md §2.2).
     static func errorPage(_ error: AuthorizeError, status: HTTPStatus) -> HTTPResponse {
         let body = """
         <h1>Sign in with Apple</h1>
@@ -87,7 +87,7 @@ enum AuthorizePages {
     }
 
     /// `uri` with every byte of 0x80 and above percent-encoded: several clients refuse non-ASCII
-    /// header bytes (probe N15). The scenario loader refuses such URIs; one built in code may still
+    /// header bytes. The scenario loader refuses such URIs; one built in code may still
     /// hold them.
     static func asciiOnly(_ uri: String) -> String {
         guard !uri.utf8.allSatisfy({ $0 < 0x80 }) else { return uri }

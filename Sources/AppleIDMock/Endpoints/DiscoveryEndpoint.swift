@@ -2,7 +2,7 @@ import JOSE
 import MiniHTTP
 
 /// `GET /.well-known/openid-configuration`: Apple's document key for key
-/// (apple-reference.md §1.6), endpoints under the base URL, `issuer` as configured.
+/// (apple-behaviour.md §1.6), endpoints under the base URL, `issuer` as configured.
 struct DiscoveryEndpoint: Sendable {
     let domain: AppleIDDomain
     let site: SiteAddress

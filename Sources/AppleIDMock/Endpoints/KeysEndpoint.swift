@@ -1,6 +1,6 @@
 import MiniHTTP
 
-/// `GET /auth/keys`: the JWKS (apple-reference.md §1.5).
+/// `GET /auth/keys`: the JWKS (apple-behaviour.md §1.5).
 struct KeysEndpoint: Sendable {
     let domain: AppleIDDomain
 

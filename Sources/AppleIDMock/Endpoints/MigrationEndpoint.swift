@@ -1,7 +1,7 @@
 import JOSE
 import MiniHTTP
 
-/// `POST /auth/usermigrationinfo` (apple-reference.md §8), authorized by `Authorization: Bearer`.
+/// `POST /auth/usermigrationinfo` (apple-behaviour.md §8), authorized by `Authorization: Bearer`.
 struct MigrationEndpoint: Sendable {
     let domain: AppleIDDomain
 

@@ -1,6 +1,6 @@
 import MiniHTTP
 
 extension OAuthError: HTTPResponseError {
-    /// Apple's 400 with `Cache-Control: no-store` (apple-reference.md §2.1).
+    /// Apple's 400 with `Cache-Control: no-store` (apple-behaviour.md §2.1).
     package var response: HTTPResponse { AppleResponse.noStoreJSON(json, status: .badRequest) }
 }

@@ -74,7 +74,7 @@ struct RequestLog: Sendable {
     }
 
     /// This log, with answers that wait for no commit: for `/__mock/health`, which answers at
-    /// once whatever the writer is doing (probe P2: it waited minutes behind a compaction).
+    /// once whatever the writer is doing (it waited minutes behind a compaction).
     var withoutCommitWait: RequestLog {
         var log = self
         log.committing = nil

@@ -1,6 +1,6 @@
 import MiniHTTP
 
-/// `POST /auth/revoke` (apple-reference.md §1.4): 200 with an empty body, even for unknown tokens.
+/// `POST /auth/revoke` (apple-behaviour.md §1.4): 200 with an empty body, even for unknown tokens.
 struct RevokeEndpoint: Sendable {
     let domain: AppleIDDomain
 

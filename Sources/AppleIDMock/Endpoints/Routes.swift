@@ -8,7 +8,7 @@ enum Routes {
                       requests: RequestLog = .silent, journal: RequestJournal? = nil, mail: MailBox? = nil) -> RouteTable {
         // Faults act on Apple's routes only, never on /__mock.
         var router = MockRouter(log: requests, control: control, faults: FaultGate(domain: domain))
-        // Apple's endpoints (apple-reference.md §1.1). Signing costs CPU, so handlers that sign
+        // Apple's endpoints (apple-behaviour.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
         let authorize = AuthorizeEndpoint(domain: domain)
         let authorizeParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
@@ -20,7 +20,7 @@ enum Routes {
         router.apple(.post, "/auth/token", TokenEndpoint(domain: domain).handle,
                      summary: "Exchanges a code or refresh token, or issues a client_credentials token",
                    reads: ["client_id", "client_secret", "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"])
-        // Revoke and migration parse forms and check signatures: off the I/O threads too (probe F4).
+        // Revoke and migration parse forms and check signatures: off the I/O threads too.
         router.apple(.post, "/auth/revoke", RevokeEndpoint(domain: domain).handle,
                      summary: "Revokes a token and the user's consent for the app group", reads: ["client_id", "client_secret", "token"])
         router.apple(.get, "/auth/keys", immediate: KeysEndpoint(domain: domain).handle, summary: "The published signing keys (JWKS)")

@@ -1,7 +1,7 @@
 import JOSE
 import MiniHTTP
 
-/// `POST /auth/token` (apple-reference.md §1.3): code exchange, refresh, client credentials.
+/// `POST /auth/token` (apple-behaviour.md §1.3): code exchange, refresh, client credentials.
 struct TokenEndpoint: Sendable {
     let domain: AppleIDDomain
 

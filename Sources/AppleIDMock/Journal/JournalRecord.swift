@@ -6,7 +6,7 @@ import MiniHTTP
 /// What filters read — status, method, path, route, `client_id`, `grant_type`, whether it went to
 /// the control API or was the dashboard's own — is worked out once, when the exchange is kept,
 /// and stored first, so a read filters on the bytes (`Keys`) and decodes only what it lists
-/// (probe P4: every read decoded every kept entry, 210 MB for one count of heavy form posts).
+/// (every read decoded every kept entry, 210 MB for one count of heavy form posts).
 struct JournalRecord: Sendable {
     /// Body bytes kept of a request.
     static let bodyLimit = 4096

@@ -138,8 +138,8 @@ final class RequestJournal: HTTPExchangeObserver {
 
     /// Waits up to `seconds` for an entry matching `filter`; answers what `entries` would. Each
     /// look after the first goes through only the entries that came since the one before: a
-    /// long poll whose filter matches nothing costs nothing per request it lets pass (probe P4:
-    /// twenty such polls re-read the whole journal at every request, both cores and 17 times
+    /// long poll whose filter matches nothing costs nothing per request it lets pass (twenty
+    /// such polls re-read the whole journal at every request, both cores and 17 times
     /// slower token exchanges).
     func awaitEntries(matching filter: RequestFilter, limit: Int, seconds: Double, byteLimit: Int = .max) async -> (entries: [JournalEntry], missed: UInt64) {
         let deadline = realTime() + seconds

@@ -1,6 +1,6 @@
 import MiniHTTP
 
-/// The SMTP port's decisions, as Apple's Private Email Relay makes them (apple-reference.md §6):
+/// The SMTP port's decisions, as Apple's Private Email Relay makes them (apple-behaviour.md §6):
 /// each recipient gets the relay's verdict at `RCPT TO` (a refused one is answered 550 with the
 /// scenario's `relay_refusal` text for its reason and kept in the mailbox with that reason); a message is kept
 /// with the verdict on each recipient, and copies go on to `--mail-forward` when set: a

@@ -1,6 +1,6 @@
 /// Pending deliveries by when they are due: a binary min-heap of (due time, record id), so the
-/// workers take the next one in O(log n) instead of scanning the delivery log (probe finding N6:
-/// every event cost more as the log filled). Entries go stale when their record is claimed,
+/// workers take the next one in O(log n) instead of scanning the delivery log (every
+/// event cost more as the log filled). Entries go stale when their record is claimed,
 /// settled or rescheduled; whoever pops one checks it against the record.
 struct DueQueue {
     private var heap: [(dueAt: Double, id: UInt64)] = []

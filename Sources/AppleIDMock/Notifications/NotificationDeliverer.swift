@@ -4,7 +4,7 @@ import JOSE
 import Synchronization
 
 /// Delivers server-to-server notifications off the request path and off the I/O loops
-/// (apple-reference.md §7). A subscriber of the state's events, it takes each up at its own
+/// (apple-behaviour.md §7). A subscriber of the state's events, it takes each up at its own
 /// cursor into the delivery log (`NotificationLog`: an account event queues its notification, a
 /// reset abandons what is pending), signs each once with the key that signed id_tokens when the
 /// event happened, POSTs `{"payload": "<JWT>"}` on its own worker threads and retries with the

@@ -121,7 +121,7 @@ struct NotificationLog: Sendable {
             if record.outcome == .pending { change.queued += 1 } else { change.settled = true }
             change.record = record
         case .reset:
-            // One test's notifications never reach the next test's receiver (probe finding N5).
+            // One test's notifications never reach the next test's receiver.
             change.settled = abandonPending(through: .max) > 0
         default:
             break
@@ -271,11 +271,11 @@ struct NotificationLog: Sendable {
         } else {
             // Every record is still undelivered (a receiver that never answers): the oldest
             // leaves undelivered and is counted, so the log's bound holds for pending records
-            // too (probe finding N6).
+            // too.
             start += 1
             droppedPending += 1
         }
-        // What left by `start` is freed in batches, whichever way it left (probe P5), with every
+        // What left by `start` is freed in batches, whichever way it left, with every
         // structure that indexes it.
         if start >= Self.compactionBatch {
             records.removeFirst(start)

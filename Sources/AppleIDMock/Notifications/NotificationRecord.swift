@@ -1,6 +1,6 @@
 import JOSE
 
-/// One server-to-server notification as the delivery log shows it (apple-reference.md §7):
+/// One server-to-server notification as the delivery log shows it (apple-behaviour.md §7):
 /// what it says, where it went, every attempt, and how it ended.
 public struct NotificationRecord: Sendable, Equatable {
     /// How delivery ended, or that it goes on.

@@ -15,7 +15,7 @@ package struct PendingNotification: Sendable, Equatable {
     /// The user it is about.
     package let userID: String
     /// The sequence number of the event it was derived from: the operation that caused it knows
-    /// it, so it finds its own record in the delivery log (probe finding N3).
+    /// it, so it finds its own record in the delivery log.
     package let sequence: UInt64
     /// The kid of the key to sign it with: the signer when its event happened.
     package var keyID: String? = nil

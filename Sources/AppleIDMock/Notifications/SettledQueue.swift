@@ -1,6 +1,6 @@
 /// The ids of settled records in the delivery log, oldest first: a binary min-heap, so a full log
 /// finds its oldest settled record in O(log n) instead of scanning ten thousand undelivered
-/// ones at every event (probe P5: each event at the cap cost 1–1.7 ms more). Entries go stale
+/// ones at every event (each event at the cap cost 1–1.7 ms more). Entries go stale
 /// when their record leaves the log; whoever looks checks an entry against the log, and the
 /// log rebuilds the queue when stale entries outnumber live ones.
 struct SettledQueue {

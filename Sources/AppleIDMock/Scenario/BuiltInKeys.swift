@@ -2,7 +2,7 @@
 /// defaults work from any working directory: `client-secret` without `--key`, and the built-in
 /// scenario's `signing_keys.directory` (`Scenario.SigningKeys.defaultDirectory`, `Keys/signing`)
 /// when no such directory is there
-/// (newcomer report P5, probe finding N9). A test fails when these copies differ from the files.
+///. A test fails when these copies differ from the files.
 /// Everything here is published with the source: never use these keys to protect anything real.
 package enum BuiltInKeys {
     /// `Keys/signing/<kid>.pem`: the RSA-2048 signing keys as (kid, PKCS#8 PEM), in file-name order.

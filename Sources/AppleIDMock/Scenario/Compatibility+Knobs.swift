@@ -73,7 +73,7 @@ extension Compatibility {
         .bool("revoke_notifies", \.revokeNotifies),
         .bool("revoke_requires_token", \.revokeRequiresToken),
         Knob(name: "token_json_body_error", read: { knobs, object, path, reader in
-            // `token_content_type_error` is the knob's former name (README until issue 20), still read.
+            // `token_content_type_error` is the knob's former name (until 0.2.0), still read.
             let former = "token_content_type_error"
             if object[former] != nil && object["token_json_body_error"] != nil {
                 reader.report(ScenarioReader.child(path, former), "expected only one of token_json_body_error and its former name \(former)")

@@ -1,5 +1,5 @@
 /// One knob for each behaviour of Apple's the reference marks uncertain or changed; every
-/// default is what Apple does today (apple-reference.md, "Conflicts and open questions").
+/// default is what Apple does today (apple-behaviour.md, "Conflicts and open questions").
 package struct Compatibility: Sendable, Equatable {
     /// How a boolean claim is encoded in an id_token.
     package enum BooleanEncoding: String, Sendable, Equatable, CaseIterable {
@@ -71,7 +71,7 @@ package struct Compatibility: Sendable, Equatable {
     /// revokes nothing.
     package var revokeRequiresToken: Bool = false
     /// Error for a token request with a JSON body (`application/json`, or a body that is a JSON
-    /// object): `invalid_client` as observed at Apple (apple-reference.md §1.3 [O], §11 pitfall
+    /// object): `invalid_client` as observed at Apple (apple-behaviour.md §1.3 [O], §11 pitfall
     /// 10), or `invalid_request`, TN3107's error for a bad content type (§2.1 [D]). Other
     /// non-form bodies are always `invalid_request` (TN3107). Read from `token_json_body_error`,
     /// or its former name `token_content_type_error`.

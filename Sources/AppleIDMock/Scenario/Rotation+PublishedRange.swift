@@ -1,5 +1,5 @@
 extension Scenario.SigningKeys.Rotation {
-    /// How many keys Apple's JWKS has published at once since 2020 (apple-reference.md §1.5 [O]).
+    /// How many keys Apple's JWKS has published at once since 2020 (apple-behaviour.md §1.5 [O]).
     package static let applePublished = 3...5
 
     /// The fewest and the most keys the pattern publishes at once over a full cycle at steady
@@ -22,7 +22,7 @@ extension Scenario.SigningKeys.Rotation {
         let range = publishedRange
         let counts = range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
         let apple = Self.applePublished
-        let observed = "keeps \(counts) keys published at steady state, where Apple publishes \(apple.lowerBound) to \(apple.upperBound) (apple-reference.md §1.5)"
+        let observed = "keeps \(counts) keys published at steady state, where Apple publishes \(apple.lowerBound) to \(apple.upperBound) (docs/apple-behaviour.md §1.5)"
         // ⌊span / every⌋ ≥ 3 ⇔ publish_ahead + retire_after ≥ 2·every; ⌈span / every⌉ ≤ 5 ⇔ publish_ahead + retire_after ≤ 4·every.
         if range.lowerBound < apple.lowerBound {
             let factor = apple.lowerBound - 1

@@ -6,9 +6,9 @@ extension Scenario {
     /// Largest scenario file accepted, as the file's own bytes count: room for 100,000 users
     /// pretty-printed (about 15 MB), which load tests of a backend sign up.
     package static let maxFileBytes = 32 * 1024 * 1024
-    /// Most clients across all teams (the domain indexes them; probe finding F3).
+    /// Most clients across all teams (the domain indexes them).
     package static let maxClients = 65_536
-    /// Most (user, team) pairs: each has a `sub` and a relay address the domain indexes (issue 20),
+    /// Most (user, team) pairs: each has a `sub` and a relay address the domain indexes,
     /// so users times teams is bounded, in the scenario and at runtime.
     package static let maxUserTeamPairs = 2_000_000
 
@@ -18,7 +18,7 @@ extension Scenario {
     /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
     /// `signing_keys.directory` must name a directory that exists, except the built-in default
     /// `Keys/signing`, whose keys are built in (`BuiltInKeys`): what `scenario print` writes loads
-    /// from any working directory (probe finding N9).
+    /// from any working directory.
     public static func load(path: String) throws(ScenarioError) -> Scenario {
         let bytes: [UInt8]
         do {
@@ -32,7 +32,7 @@ extension Scenario {
                 throw ScenarioError(path: "signing_keys.directory", message: "expected an existing directory of <kid>.pem files, found \"\(directory)\"")
             }
             // A directory without key files is a slip (its parent, say), never a wish for
-            // random keys that change at every start (probe finding N8).
+            // random keys that change at every start.
             guard !KeyRing.keyFileNames(in: directory).isEmpty else {
                 throw ScenarioError(path: "signing_keys.directory", message: KeyRingError.noKeyFiles(directory).description)
             }
@@ -313,7 +313,7 @@ extension Scenario {
                               "expected only on a primary App ID (an app_id without primary_app_id): the URL belongs to the app group")
             }
             guard scenario.compatibility.strictRedirectURIs else { continue }
-            // Apple registers only HTTPS notification endpoints (apple-reference.md §7 [D]).
+            // Apple registers only HTTPS notification endpoints (apple-behaviour.md §7 [D]).
             if let url = team.notificationURL, let message = ScenarioRules.strictNotificationURL(url) {
                 reader.report("teams[\(teamIndex)].notification_url", message)
             }

@@ -1,6 +1,6 @@
 /// Everything the mock pretends Apple knows: teams and their clients and keys, users, signing
 /// keys, lifetimes, and a knob for each behaviour of Apple's that is uncertain
-/// (apple-reference.md, "Conflicts and open questions"). Loaded from JSON with snake_case keys.
+/// (apple-behaviour.md, "Conflicts and open questions"). Loaded from JSON with snake_case keys.
 public struct Scenario: Sendable, Equatable {
     /// Developer teams, each with its own keys, clients and pairwise user identifiers.
     package var teams: [Team]
@@ -78,7 +78,7 @@ public struct Scenario: Sendable, Equatable {
         }
     }
 
-    /// A developer team (apple-reference.md §3, §6).
+    /// A developer team (apple-behaviour.md §3, §6).
     package struct Team: Sendable, Equatable {
         /// 10-character Team ID, the client_secret `iss`.
         package var teamID: String
@@ -104,7 +104,7 @@ public struct Scenario: Sendable, Equatable {
 
     /// A team's registered email sources (`email_sources`): mail to its relay addresses is
     /// forwarded only when the envelope sender's domain is exactly one of `domains` or the
-    /// sender is one of `addresses` (apple-reference.md §6), and the sender's domain passes SPF.
+    /// sender is one of `addresses` (apple-behaviour.md §6), and the sender's domain passes SPF.
     /// Apple checks SPF in DNS, which a mock cannot see: a domain in `spfFailing` is taken to
     /// fail it. Stored lower-case.
     package struct EmailSources: Sendable, Equatable {
@@ -218,7 +218,7 @@ public struct Scenario: Sendable, Equatable {
         package var familyName: String
         /// Whether the user picks Hide My Email by default.
         package var hideEmail: Bool
-        /// 0 Unsupported, 1 Unknown, 2 LikelyReal (apple-reference.md §4).
+        /// 0 Unsupported, 1 Unknown, 2 LikelyReal (apple-behaviour.md §4).
         package var realUserStatus: Int
         /// The domain of the user's relay addresses (`relay_domain`; the scenario's
         /// `compatibility.relay_domain` when the user names none).
@@ -252,7 +252,7 @@ public struct Scenario: Sendable, Equatable {
         package var rotation: Rotation?
         /// Most keys published at once through the control API (`POST /__mock/keys` beyond it is
         /// 409; `rotate` retires the oldest to stay within it): `/auth/keys` never grows without
-        /// bound on a long-lived mock (probe finding N7). Apple publishes 3 to 5 (§1.5).
+        /// bound on a long-lived mock. Apple publishes 3 to 5 (§1.5).
         package var maxPublished: Int = SigningKeys.defaultMaxPublished
 
         /// The default bound on published keys.
@@ -260,7 +260,7 @@ public struct Scenario: Sendable, Equatable {
         /// The highest bound a scenario may set.
         package static let maxPublishedLimit = 100
 
-        /// Rotation as Apple does it (apple-reference.md §1.5 [O]): a new key is published
+        /// Rotation as Apple does it (apple-behaviour.md §1.5 [O]): a new key is published
         /// `publishAhead` seconds before it starts signing, a new key signs every `every` seconds,
         /// and a key that stopped signing stays published `retireAfter` seconds more.
         package struct Rotation: Sendable, Equatable {
@@ -296,7 +296,7 @@ public struct Scenario: Sendable, Equatable {
         }
     }
 
-    /// Lifetimes in seconds (apple-reference.md §9).
+    /// Lifetimes in seconds (apple-behaviour.md §9).
     package struct Lifetimes: Sendable, Equatable {
         /// Authorization code: 300 s [D] (some report 600 [U]).
         package var authorizationCode: Int = 300

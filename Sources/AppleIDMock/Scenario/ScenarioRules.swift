@@ -24,7 +24,7 @@ package enum ScenarioRules {
     }
 
     /// A scenario user id: letters, digits, `.`, `_`, `-`; never in the `sub` shape, which
-    /// lookups by user would take for another user's `sub` (probe N13).
+    /// lookups by user would take for another user's `sub`.
     static func userID(_ value: String) -> String? {
         guard isKeyID(value) || (value.utf8.count <= 64 && !value.isEmpty && value.utf8.allSatisfy { $0 == 46 || isWordByte($0) }) else {
             return "expected 1 to 64 letters, digits, '.', '-' or '_'"
@@ -32,7 +32,7 @@ package enum ScenarioRules {
         return isSubject(value) ? "expected an id that is not shaped like a sub (NNNNNN.<32 hex>.NNNN)" : nil
     }
 
-    /// Apple's `sub` shape: `NNNNNN.<32 hex>.NNNN` (apple-reference.md §4).
+    /// Apple's `sub` shape: `NNNNNN.<32 hex>.NNNN` (apple-behaviour.md §4).
     static func isSubject(_ value: String) -> Bool {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 3 && parts[0].utf8.count == 6 && parts[0].utf8.allSatisfy { (48...57).contains($0) }
@@ -51,7 +51,7 @@ package enum ScenarioRules {
     }
 
     /// A plausible email address: one `@` with text on both sides, no space and no control
-    /// character (NUL, TAB, CR, LF, DEL, …; probe N13).
+    /// character (NUL, TAB, CR, LF, DEL, …).
     static func email(_ value: String) -> String? {
         // One pass over the bytes: exactly one '@' with something on each side, no space or
         // ASCII control; the Unicode control check runs only for non-ASCII addresses.
@@ -68,8 +68,8 @@ package enum ScenarioRules {
     }
 
     /// An absolute http or https URL with a host, in printable ASCII without a backslash, and a
-    /// port (when given) from 1 to 65535: a URL ends up in a `Location` header (probe findings
-    /// F6, N15); non-ASCII is written percent-encoded.
+    /// port (when given) from 1 to 65535: a URL ends up in a `Location` header, where a
+    /// CR or LF would inject one; non-ASCII is written percent-encoded.
     static func absoluteURL(_ value: String) -> String? {
         guard value.utf8.count <= 2048 else { return "expected an absolute URL of at most 2048 bytes" }
         guard value.utf8.allSatisfy({ $0 > 32 && $0 != 127 }) else {
@@ -97,14 +97,14 @@ package enum ScenarioRules {
     }
 
     /// A URL notifications can be sent to: the sender's own rule (`HTTPClient.isSendable`), so
-    /// that `scenario check` never passes a URL every delivery then refuses (probe N12).
+    /// that `scenario check` never passes a URL every delivery then refuses.
     static func notificationURL(_ value: String) -> String? {
         if let message = absoluteURL(value) { return message }
         return HTTPClient.isSendable(url: value)
             ? nil : "expected an http(s) URL the sender can use: ASCII without '\\', no user info, no #fragment, a port from 1 to 65535"
     }
 
-    /// Apple's own rules for return URLs (apple-reference.md §1.2): https, a domain name (no IP
+    /// Apple's own rules for return URLs (apple-behaviour.md §1.2): https, a domain name (no IP
     /// address, no localhost), no fragment.
     package static func strictRedirectURI(_ value: String) -> String? {
         guard let url = URL(string: value), let host = url.host?.lowercased() else { return "expected an absolute URL" }
@@ -117,7 +117,7 @@ package enum ScenarioRules {
         return nil
     }
 
-    /// Apple's rule for a server-to-server notification endpoint (apple-reference.md §7 [D]: "one
+    /// Apple's rule for a server-to-server notification endpoint (apple-behaviour.md §7 [D]: "one
     /// absolute HTTPS URL"), checked once the URL is otherwise valid (`notificationURL`): an
     /// `http://` URL is refused as an http return URL is.
     static func strictNotificationURL(_ value: String) -> String? {
@@ -127,7 +127,7 @@ package enum ScenarioRules {
     /// What the strict rules say of an http URL.
     static let strictHTTPSExpectation = "expected an https URL (strict_redirect_uris is on)"
 
-    /// A signing key id in Apple's alphabet and length (apple-reference.md §1.5 [O]: 10 letters
+    /// A signing key id in Apple's alphabet and length (apple-behaviour.md §1.5 [O]: 10 letters
     /// and digits today, 6 or 7 before): 1 to 10 ASCII letters and digits.
     package static func isKeyID(_ value: String) -> Bool {
         (1...10).contains(value.utf8.count) && value.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }

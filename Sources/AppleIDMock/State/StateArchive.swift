@@ -97,8 +97,8 @@ package enum StateArchive {
     /// Makes the state file `path`, which must not exist, from an archive `export` wrote (or a
     /// person edited). Everything is checked before the file is made, and an error names the JSON
     /// path at fault: every field's type and range (`StoredRange`: no value the mock could not
-    /// have written, probe P1), and that the mock's own operations could have produced the state
-    /// (`World.refusal(of:)`, replayed event by event: probe P7). The document is read one
+    /// have written), and that the mock's own operations could have produced the state
+    /// (`World.refusal(of:)`, replayed event by event). The document is read one
     /// member, one event, at a time (`JSONSlices`), twice — to check, then to write in chunks —
     /// so what it holds at once is the bytes, the replayed world and one chunk, never the whole
     /// tree. Returns how many events it holds.

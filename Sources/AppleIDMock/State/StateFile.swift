@@ -23,7 +23,7 @@ final class StateFile: @unchecked Sendable {
     /// are dropped (see `compactStep`).
     static let keptEvents: Int64 = 10_000
     /// Events one compaction step looks through: a step is its own short transaction, between
-    /// the writer's commits, never inside one (probe P2: a compaction in the writer's transaction
+    /// the writer's commits, never inside one (a compaction in the writer's transaction
     /// held every commit, health's included, for 19 s at 20,000 unredeemed codes and 283 s at 60,000).
     static let compactionStep: Int64 = 2_000
     /// Seconds `close` gives compaction before it folds the WAL and lets go: a stop stays within

@@ -3,12 +3,12 @@ import Glibc
 /// The lock that makes one process the holder of a state file, taken before SQLite opens it:
 /// an exclusive `flock` on the file itself, held by an open descriptor until `release()`.
 /// Exactly one of any number of processes starting on one file at the same moment gets it; the
-/// others are refused at once as `inUse` (probe P11: with SQLite's own locks alone, two starts
+/// others are refused at once as `inUse` (with SQLite's own locks alone, two starts
 /// on a new file could both take a shared lock and then both be refused the write lock).
 ///
 /// A new file is made under a temporary name, locked, and only then linked to its name, so no
 /// other process ever sees it unlocked and empty: an empty file found at `path` was made by no
-/// mock now running (probe P8), and the caller refuses it. `flock` locks are independent of
+/// mock now running, and the caller refuses it. `flock` locks are independent of
 /// SQLite's POSIX record locks on Linux; the descriptor stays open while SQLite has the file
 /// (closing any descriptor of a file drops every POSIX lock the process holds on it).
 final class StateFileLock {

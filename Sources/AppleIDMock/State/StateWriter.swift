@@ -105,7 +105,7 @@ final class StateWriter: Sendable {
                     }
                 } catch {
                     // Answers waiting for this commit are told at once (503, with the reason),
-                    // and so is every answer after them until a commit succeeds (probe P6: they
+                    // and so is every answer after them until a commit succeeds (they
                     // waited without end, health's too, while the disk was full).
                     barrier.markCommitFailed(Self.reason(error))
                     if failingSince == nil || retries % 60 == 0 {

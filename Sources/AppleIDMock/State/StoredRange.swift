@@ -1,6 +1,6 @@
 /// The ranges the mock itself produces for the numbers a state file holds: what `state import`
 /// and a restart accept, so no value read from disk reaches a conversion or a sum that traps
-/// (probe P1: a clock offset of 1e19, or a time of ±1e308 or −2⁶³, imported and then served,
+/// (a clock offset of 1e19, or a time of ±1e308 or −2⁶³, imported and then served,
 /// killed the mock on its clock, feed and dashboard routes, and again at every restart).
 enum StoredRange {
     /// Whole seconds of mock time: the clock keeps within `MockClock.representable` (up to a year

@@ -2,7 +2,7 @@ import Glibc
 
 /// Reads small files (scenarios, PEM keys) with the size checked before anything is read: a
 /// file is opened without blocking, must be a regular file, and at most `limit + 1` bytes are
-/// ever read, so a 3 GB file or `/dev/zero` costs nothing (probe finding F10).
+/// ever read, so a 3 GB file or `/dev/zero` costs nothing.
 package enum BoundedFile {
     /// Why a file could not be read; `description` is one line for the CLI.
     package struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -30,7 +30,7 @@ package enum BoundedFile {
         if info.st_size > limit { throw Failure(message: "expected at most \(limit) bytes, found \(info.st_size)") }
         // The size can lie (files in /proc say 0, a file can grow): read until EOF, never past limit + 1.
         // The buffer starts at the size the file says and grows as bytes come: a 60 MB state
-        // import under a 256 MiB limit must not make 256 MiB resident (probe P7's relative).
+        // import under a 256 MiB limit must not make 256 MiB resident.
         var bytes = [UInt8](repeating: 0, count: min(limit, max(0, Int(info.st_size))) + 1)
         var total = 0
         while total <= limit {

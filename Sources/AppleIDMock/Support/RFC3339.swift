@@ -47,7 +47,7 @@ package enum RFC3339 {
     static let formattable: ClosedRange<Int64> = -62_167_219_200...253_402_300_799
 
     /// `YYYY-MM-DDTHH:MM:SSZ` for `seconds` since 1970 (UTC); an instant outside years 0 to 9999
-    /// is written as the nearest end, so any value is written without trapping (probe P1: −2⁶³
+    /// is written as the nearest end, so any value is written without trapping (−2⁶³
     /// overflowed the day arithmetic).
     package static func format(_ seconds: Int64) -> String {
         let seconds = min(max(seconds, formattable.lowerBound), formattable.upperBound)

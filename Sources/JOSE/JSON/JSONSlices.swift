@@ -1,7 +1,7 @@
 /// One JSON object or array cut into the byte ranges of its members or elements, without building
 /// their values: a large document (a state export of tens of megabytes) is then parsed one member
 /// or element at a time with `parse(_:_:)`, so what is held at once is the bytes and one value,
-/// never the whole tree (probe P7: a 55 MB import peaked at 794 MB).
+/// never the whole tree (a 55 MB import peaked at 794 MB).
 ///
 /// The cut checks only the document's shape at this level — brackets, commas, colons, strings —
 /// keeping no stack (nesting is counted), so no input can exhaust the call stack; each range is

@@ -2,7 +2,7 @@ extension HTTPClient {
     /// Reads one response: the head (bounded), then the body by `Content-Length`, chunked
     /// coding, or the close — keeping at most `maxBodyBytes` and stopping there. Interim 1xx
     /// answers before it (`100 Continue`, `103 Early Hints`) are skipped, at most
-    /// `maxInterimAnswers` of them (RFC 9110 §15.2; probe N12: a 100 was taken as the answer).
+    /// `maxInterimAnswers` of them (RFC 9110 §15.2; a 100 was taken as the answer).
     struct ResponseReader {
         /// The most interim answers skipped before the final one.
         static let maxInterimAnswers = 5

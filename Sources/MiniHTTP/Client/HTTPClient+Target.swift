@@ -15,7 +15,7 @@ extension HTTPClient {
         /// Parses `http(s)://host[:port][/path][?query]` (the scheme in any case): printable ASCII
         /// only, no backslash, no userinfo, no fragment, a port from 1 to 65535, a host of
         /// letters, digits, `-` and `.` (or a bracketed IPv6 address). The scenario loader checks
-        /// notification URLs with this same rule (`HTTPClient.isSendable`, probe N12).
+        /// notification URLs with this same rule (`HTTPClient.isSendable`).
         init(_ url: String) throws(Failure) {
             let secure: Bool
             var rest: Substring

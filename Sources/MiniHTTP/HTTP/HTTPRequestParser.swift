@@ -80,7 +80,7 @@ public struct HTTPRequestParser: Sendable {
     /// Body bytes of the request being received that are held in memory now: what arrived of a
     /// Content-Length body (up to its length), or a chunked body's decoded bytes plus the
     /// undecoded bytes buffered after them. 0 while a head is arriving. The server counts this
-    /// against its shared body budget as it grows (probe N2: declared lengths cost nothing).
+    /// against its shared body budget as it grows (declared lengths cost nothing).
     public var bufferedBodyBytes: Int {
         switch phase {
         case .head: 0

@@ -8,7 +8,7 @@ public enum HTTPResponseSerializer {
     /// reason phrase or header value with CR, LF, NUL or another control byte, a header name
     /// that is not a token, or a body on a 204 or 304. Such a response is a programming error;
     /// it is logged in one line and a plain 500 is sent in its place, never a corrupt stream
-    /// (header injection, probe F6; a body the framing does not allow, probe F7).
+    /// (header injection; a body the framing does not allow).
     public static func serialize(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, minorVersion: Int = 1) -> [UInt8] {
         serialized(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion).bytes
     }

@@ -17,7 +17,7 @@ public final class TLSServerContext: @unchecked Sendable {
     /// The largest key file read.
     public static let maxFileBytes = 1024 * 1024
     /// The largest certificate chain file read: OpenSSL builds the whole chain into every
-    /// handshake (probe N11: a 1 MiB chain cost 1 MB per stalled handshake), and clients refuse
+    /// handshake (a 1 MiB chain cost 1 MB per stalled handshake), and clients refuse
     /// a certificate message over 100 KiB anyway. A generated chain is 1.3 KB.
     public static let maxChainBytes = 64 * 1024
     /// The most certificates a chain file may hold, leaf included.

@@ -33,7 +33,7 @@ final class Connection {
     /// current request's first byte, empty lines before its request line included (RFC 9112 §2.2),
     /// so a trickle of empty lines is timed like a slow head. `responseQueued`: when the response
     /// being written was queued; the write timeout is a deadline from there, which a client
-    /// reading a few bytes at a time cannot push back (probe F14).
+    /// reading a few bytes at a time cannot push back.
     var idleSince: UInt64
     var requestStarted: UInt64?
     var responseQueued: UInt64 = 0
@@ -210,7 +210,7 @@ final class Connection {
                     return
                 }
                 // Body bytes count against the budget as they arrive, never by the length a head
-                // declares (probe N2: 64 heads declaring 1 MiB each locked every POST out).
+                // declares (64 heads declaring 1 MiB each locked every POST out).
                 guard reserveBodyBudget(parser.bufferedBodyBytes) else {
                     fail(.serviceUnavailable, reason: .bodyBudgetExhausted, now: now)
                     return

@@ -44,7 +44,7 @@ public final class HTTPServer: Sendable {
         // a SIGPIPE that ends the process (plain connections send with MSG_NOSIGNAL).
         if configuration.tls != nil { signal(SIGPIPE, SIG_IGN) }
         let descriptorLimit = raiseDescriptorLimit()
-        // Before any client can fill the descriptor table (probe F1).
+        // Before any client can fill the descriptor table.
         _ = runtimeWarmUp
         let loopCount = max(1, configuration.eventLoopCount)
         let limit = connectionLimit(configured: configuration.maxConnections, descriptorLimit: descriptorLimit, eventLoops: loopCount)
@@ -166,7 +166,7 @@ public final class HTTPServer: Sendable {
     ///
     /// Each connection is one descriptor, and when clients take the last one the process cannot
     /// open what it needs itself; libdispatch even traps when it cannot create its epoll, eventfd
-    /// and timerfd (probe F1). So a reserve stays free for: standard I/O, the listener, two
+    /// and timerfd. So a reserve stays free for: standard I/O, the listener, two
     /// descriptors per event loop (epoll and eventfd), the Swift runtime's and libdispatch's own,
     /// files the application reads and outbound connections it makes (a notification client).
     /// The reserve is an eighth of the limit, at least 32 (the few fixed ones with room to spare
@@ -182,7 +182,7 @@ public final class HTTPServer: Sendable {
     /// The concurrency runtime and libdispatch create their worker threads and their epoll,
     /// eventfd and timerfd descriptors lazily, on first use: left to the first deferred request,
     /// that can be a moment when clients hold every descriptor, and libdispatch then traps
-    /// (probe F1). `start` is synchronous, so it may block here; the wait is bounded so that a
+    ///. `start` is synchronous, so it may block here; the wait is bounded so that a
     /// caller on a saturated cooperative pool is delayed, never deadlocked.
     private static let runtimeWarmUp: Void = {
         let done = DispatchSemaphore(value: 0)

@@ -15,7 +15,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// (its Content-Length, or each chunk's size line) until its response is queued or the
     /// connection closes. A request that would pass it is answered 503 and its connection closed.
     /// The default, 64 MiB, is 64 bodies of `limits.maxBodyBytes` at once, far beyond what the
-    /// forms a mock serves need, and keeps memory bounded whatever `maxConnections` is (probe F11).
+    /// forms a mock serves need, and keeps memory bounded whatever `maxConnections` is.
     public var maxBufferedBodyBytes: Int = 64 * 1024 * 1024
     /// Size, time and count limits on clients.
     public var limits = HTTPLimits()

@@ -257,7 +257,7 @@ final class SMTPConnection {
             return
         }
         if !closeAfterWrite, messageStarted != nil, Connection.seconds(from: rateWindowStarted, to: now) >= configuration.dataRateWindow {
-            // Under pressure a message must keep the minimum rate over each window (probe P3: eight
+            // Under pressure a message must keep the minimum rate over each window (eight
             // sessions each sending a byte per 200 s held the budget for the whole data timeout).
             let needed = Double(configuration.minDataRate) * configuration.dataRateWindow
             if reservedBytes > 0 && loop.core.messageBudgetUnderPressure && Double(rateWindowBytes) < needed {

@@ -23,7 +23,7 @@ public struct SMTPServerConfiguration: Sendable {
     /// its bytes come (a client trickling a byte per idle timeout cannot hold its buffer forever).
     public var dataTimeout: Double = 600
     /// Message bytes all SMTP sessions together may hold: SMTP's own budget, apart from HTTP's
-    /// `maxBufferedBodyBytes`, so mail never starves the HTTP routes (probe P3: eight slow mail
+    /// `maxBufferedBodyBytes`, so mail never starves the HTTP routes (eight slow mail
     /// sessions holding the shared budget made every `POST /auth/token` answer 503 for ten
     /// minutes). A session that would pass it is told 452 and let go.
     public var maxBufferedMessageBytes: Int = 64 * 1024 * 1024
@@ -39,7 +39,7 @@ public struct SMTPServerConfiguration: Sendable {
     public var dataRateWindow: Double = 10
     /// SMTP sessions held at once, out of the server's `maxConnections` that HTTP shares: a
     /// client past it is told 421 and let go, so mail clients cannot take every connection
-    /// HTTP needs (a relative of probe P3). Postfix serves 100 sessions by default.
+    /// HTTP needs. Postfix serves 100 sessions by default.
     public var maxSessions: Int = 1000
 
     /// A configuration with the defaults above, deciding with `handler`.

@@ -18,7 +18,7 @@ final class ListeningSocket: Sendable {
         var v6 = sockaddr_in6()
         let family: Int32
         // An IPv6 literal may come bracketed (`[::1]`, as in a URL): the bound host is kept bare,
-        // so whoever puts it in a URL brackets it once (probe P10: `http://[[::1]]:PORT`).
+        // so whoever puts it in a URL brackets it once (`http://[[::1]]:PORT`).
         let stripped = literal.hasPrefix("[") && literal.hasSuffix("]") ? String(literal.dropFirst().dropLast()) : literal
         if inet_pton(AF_INET, literal, &v4.sin_addr) == 1 {
             family = AF_INET
