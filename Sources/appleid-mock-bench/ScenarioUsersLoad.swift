@@ -78,7 +78,7 @@ struct ScenarioUsersLoad {
         }
         let data = try JSONSerialization.data(withJSONObject: scenario)
         try data.write(to: URL(fileURLWithPath: path))
-        return (path, users > 0 ? "s\(users - 1)" : "carol", builtIn + users, data.count)
+        return (path, list.last?["id"] as? String ?? "alice", builtIn + users, data.count)
     }
 
     private static let secondTeam = "MOCKTEAM02"
