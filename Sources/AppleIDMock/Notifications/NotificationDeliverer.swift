@@ -87,7 +87,13 @@ package final class NotificationDeliverer: Sendable {
             }
         }
         for delivery in deliveries {
-            takeUp(through: delivery.cursor)
+            if case .imported = delivery.event {
+                // A version 1 log's record stands for what the events through its cursor made of
+                // the log: those events are not taken again.
+                while next < events.endIndex, events[next].sequence <= delivery.cursor { next += 1 }
+            } else {
+                takeUp(through: delivery.cursor)
+            }
             _ = log.apply(delivery.event, now: now)
         }
         takeUp(through: .max)
