@@ -64,6 +64,12 @@ public struct Fault: Sendable {
         }
     }
 
+    /// A fault on requests to `path` with any method: `.http("/auth/keys", .close)`.
+    public static func http(_ path: String, _ action: RequestAction, clientID: String? = nil, grantType: String? = nil, times: Int? = nil,
+                            probability: Double? = nil, duration: Duration? = nil) throws(MockControlError) -> Fault {
+        try http(nil, path, action, clientID: clientID, grantType: grantType, times: times, probability: probability, duration: duration)
+    }
+
     /// A fault on requests to `path` (one of Apple's routes), with `method` when given, and
     /// the request's `client_id` and `grant_type` when given; it fires `times` times (nil:
     /// always) or with `probability`, for `duration` of mock time (nil: until removed).

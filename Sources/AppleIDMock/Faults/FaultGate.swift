@@ -29,10 +29,19 @@ struct FaultGate: Sendable {
                 guard let firing = fire(for: request) else { return try await body(request) }
                 var outcome: HTTPResponse?
                 if !Self.answered(firing) {
+                    // The handler's answer waits for the commit, the firing's event included.
                     do {
                         outcome = try await body(request)
                     } catch let known as HTTPResponseError {
                         outcome = known.response
+                    }
+                } else {
+                    // The fault's own answer goes once its firing is committed: after kill -9, a
+                    // fault that fires `times` times never fires once more.
+                    do throws(CommitFailure) {
+                        try await domain.events.barrier.settle()
+                    } catch {
+                        return RequestLog.appleUnavailable(request.path, error)
                     }
                 }
                 return apply(firing, answer: outcome)

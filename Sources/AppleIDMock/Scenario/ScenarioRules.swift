@@ -14,7 +14,7 @@ package enum ScenarioRules {
 
     /// A PEM SubjectPublicKeyInfo holding a P-256 key.
     static func p256PublicKey(_ pem: String) -> String? {
-        (try? P256PublicKey(pem: pem)) == nil ? "expected a PEM P-256 package key (-----BEGIN PUBLIC KEY-----)" : nil
+        (try? P256PublicKey(pem: pem)) == nil ? "expected a PEM P-256 public key (-----BEGIN PUBLIC KEY-----)" : nil
     }
 
     /// A bundle id or Services ID: printable, no spaces, at most 255 bytes.
