@@ -34,7 +34,7 @@ final class DeliveryLogTests: XCTestCase {
         for user in users {
             XCTAssertEqual(try server.client().roundTrip("POST", "/__mock/users", headers: [("Content-Type", "application/json")],
                                                          body: Array(#"{"id":"\#(user)","email":"\#(user)@example.com"}"#.utf8)).status, 201)
-            _ = try server.signInNative(user: user, clientID: "com.example.app", hideEmail: true)
+            XCTAssertEqual(try server.nativeSignIn(user: user, hideEmail: true).status, 200)
         }
         let answers = LockedAnswers()
         DispatchQueue.concurrentPerform(iterations: users.count) { index in
@@ -64,12 +64,12 @@ final class DeliveryLogTests: XCTestCase {
     func testAccountEvent_NamesItsOwnNotification_WhenAnotherLandsBeforeItsCallerLooks() throws {
         let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
         defer { server.stop() }
-        _ = try server.signInNative(user: "alice", clientID: "com.example.app", hideEmail: true)
-        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        XCTAssertEqual(try server.nativeSignIn(user: "alice", hideEmail: true).status, 200)
+        XCTAssertEqual(try server.nativeSignIn(user: "bob", hideEmail: true).status, 200)
         let before = server.notifications.lastID
-        let alices = try server.domain.state.accountEvent(.emailDisabled, user: "alice", clientID: "com.example.app")
+        let alices = try server.domain.accountEvent(.emailDisabled, user: "alice", clientID: "com.example.app")
         // Another request's event lands before alice's caller reads the log.
-        let bobs = try server.domain.state.accountEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
+        let bobs = try server.domain.accountEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
         server.notifications.collect()
         XCTAssertEqual(alices.count, 1)
         XCTAssertEqual(bobs.count, 1)
@@ -83,11 +83,11 @@ final class DeliveryLogTests: XCTestCase {
         // No URL: each record settles at once (no_url), so the oldest leave first.
         let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
         defer { server.stop() }
-        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        XCTAssertEqual(try server.nativeSignIn(user: "bob", hideEmail: true).status, 200)
         let total = NotificationDeliverer.logCapacity + 1_500
         var sequences: [UInt64] = []
         for index in 0..<total {
-            let queued = try server.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled,
+            let queued = try server.domain.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled,
                                                               user: "bob", clientID: "com.example.app")
             server.notifications.collect()
             XCTAssertEqual(queued.count, 1)
@@ -116,24 +116,26 @@ final class DeliveryLogTests: XCTestCase {
     }
 
     /// Waits (bounded, no timing asserted) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) {
-        for _ in 0..<2_000 where !condition() { usleep(5_000) }
+    private func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0..<2_000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
     }
 
-    func testReset_AbandonsTheNotificationsQueuedBeforeIt_AndLaterOnesGoOn() throws {
+    func testReset_AbandonsTheNotificationsQueuedBeforeIt_AndLaterOnesGoOn() async throws {
         let server = try unreachableMock()
-        defer { server.stop() }
-        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
-        let before = try XCTUnwrap(try server.fireEvent("email-disabled", user: "bob", clientID: "com.example.app"))
+        addTeardownBlock { await server.stop() }
+        _ = try await server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let fired = try await server.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
+        let before = try XCTUnwrap(fired)
         // Its first attempt is refused; the retry is an hour away: still pending.
-        eventually { server.notifications.records(after: before - 1).first?.attempts.count == 1 }
+        try await eventually { server.notifications.records(after: before - 1).first?.attempts.count == 1 }
         XCTAssertEqual(server.notifications.records(after: before - 1).first?.outcome, .pending)
-        server.reset()
+        try await server.reset()
         XCTAssertEqual(server.notifications.records(after: before - 1).first?.outcome, .abandoned)
         // The twin: a notification queued after the reset is delivered as usual (attempted).
-        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
-        let after = try XCTUnwrap(try server.fireEvent("email-disabled", user: "bob", clientID: "com.example.app"))
-        eventually { server.notifications.records(after: after - 1).first?.attempts.count == 1 }
+        _ = try await server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let firedAfter = try await server.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
+        let after = try XCTUnwrap(firedAfter)
+        try await eventually { server.notifications.records(after: after - 1).first?.attempts.count == 1 }
         XCTAssertEqual(server.notifications.records(after: after - 1).first?.outcome, .pending)
         XCTAssertEqual(server.notifications.records(after: before - 1).first?.attempts.count, 1, "no attempt after the reset")
     }
@@ -146,7 +148,7 @@ final class DeliveryLogTests: XCTestCase {
         defer { server.stop() }
         let json = [("Content-Type", "application/json")]
         func fire() throws -> UInt64 {
-            _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+            XCTAssertEqual(try server.nativeSignIn(user: "bob", hideEmail: true).status, 200)
             let answer = try server.client().roundTrip("POST", "/__mock/events", headers: json,
                                                        body: Array(#"{"type":"email-disabled","user":"bob","client_id":"com.example.app"}"#.utf8))
             return UInt64(try XCTUnwrap(try JSONParser.parse(answer.body).objectValue?["notification"]?.intValue))
@@ -171,10 +173,10 @@ final class DeliveryLogTests: XCTestCase {
     func testLog_StaysBounded_WhenEveryRecordIsUndelivered_CountingWhatItPushedOut() throws {
         let server = try unreachableMock()
         defer { server.stop() }
-        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        XCTAssertEqual(try server.nativeSignIn(user: "bob", hideEmail: true).status, 200)
         let total = NotificationDeliverer.logCapacity + 50
         for index in 0..<total {
-            _ = try server.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
+            _ = try server.domain.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
             server.notifications.collect()
         }
         let records = server.notifications.records()
@@ -198,11 +200,11 @@ final class DeliveryLogTests: XCTestCase {
         XCTAssertEqual(try server.nativeSignIn(user: "bob", hideEmail: true).status, 200)
         let capacity = NotificationDeliverer.logCapacity
         for index in 0..<(3 * capacity) {
-            try server.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
+            try server.domain.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
         }
         server.notifications.collect()
         let retained = server.notifications.retained
-        XCTAssertLessThan(retained.records, capacity + NotificationDeliverer.compactionBatch, "the records that left are freed")
+        XCTAssertLessThan(retained.records, capacity + NotificationLog.compactionBatch, "the records that left are freed")
         XCTAssertLessThanOrEqual(retained.dueEntries, 2 * capacity + 1, "their entries in the due queue too")
         // The twin: the newest 10,000 are listed and findable, the rest counted as pushed out undelivered.
         let records = server.notifications.records()
@@ -232,17 +234,17 @@ final class DeliveryLogTests: XCTestCase {
     func testAwait_SleepsUntilARecordSettles_AndLeavesNoWaiterBehind() async throws {
         let server = try AppleIDMockServer.startForTesting(keysDirectory: repositoryRoot + "/Keys/signing")
         addTeardownBlock { await server.stop() }
-        _ = try server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
-        let waiting = Task { await server.notificationLog(after: 0, waitingUpTo: 30) }
+        _ = try await server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        let waiting = Task { await server.notificationLog(after: 0, waitingUpTo: .seconds(30)) }
         for _ in 0..<2_000 where server.notifications.waitingReaders == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
         XCTAssertEqual(server.notifications.waitingReaders, 1, "the reader sleeps instead of polling")
         // No URL in the built-in scenario: the record settles at once (no_url) and wakes it.
-        _ = try server.fireEvent("email-disabled", user: "bob", clientID: "com.example.app")
+        _ = try await server.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
         let records = await waiting.value
         XCTAssertEqual(records.first?.outcome, .noURL)
         XCTAssertEqual(server.notifications.waitingReaders, 0)
         // The twin: a reader whose time runs out leaves no waiter behind either.
-        let nothing = await server.notificationLog(after: records.last?.id ?? 0, waitingUpTo: 0.05)
+        let nothing = await server.notificationLog(after: records.last?.id ?? 0, waitingUpTo: .milliseconds(50))
         XCTAssertTrue(nothing.isEmpty)
         XCTAssertEqual(server.notifications.waitingReaders, 0)
     }
