@@ -2,6 +2,7 @@
 import Foundation
 import JOSE
 import MiniHTTP
+import Synchronization
 import XCTest
 
 /// With `--state`, a restart rebuilds every projection from the record alone (issue 36): the
@@ -65,15 +66,16 @@ final class DurableRecordTests: XCTestCase {
         let signIn = try await first.signInNative(user: "alice", clientID: "com.example.app")
         let faultedStatus = try await tokenRequest(first, code: signIn.authorizationCode).status.code
         XCTAssertEqual(faultedStatus, 503)
-        let before = first.faults
-        XCTAssertEqual(before.map(\.id), [id])
-        XCTAssertEqual(before.first?.fired, 1)
+        // What a client is told (the control API answers once what it shows is committed).
+        let listed = await first.get("/__mock/faults").text
+        XCTAssertEqual(first.faults.map(\.id), [id])
+        XCTAssertEqual(first.faults.first?.fired, 1)
         let killed = try killedCopy(path)
 
         let second = try mock(killed)
-        XCTAssertEqual(second.faults, before, "the fault as it stood, fired once, once left")
-        let listed = await second.get("/__mock/faults")
-        XCTAssertEqual(try jsonObject(listed.body)["faults"]?.arrayValue?.first?.objectValue?["id"], .string(id))
+        let listedAfter = await second.get("/__mock/faults").text
+        XCTAssertEqual(listedAfter, listed, "the fault as it stood: fired once, once left")
+        XCTAssertEqual(second.faults, first.faults)
         let fired = try await tokenRequest(second, code: signIn.authorizationCode)
         XCTAssertEqual(fired.status.code, 503)
         XCTAssertEqual(fired.text, "still down")
@@ -83,6 +85,44 @@ final class DurableRecordTests: XCTestCase {
         // The twin: a mock without the state file has no fault.
         let forgetful = try mock(nil)
         XCTAssertEqual(forgetful.faults, [])
+    }
+
+    func testFaultAnswer_IsSentOnlyOnceItsFiringIsCommitted() async throws {
+        // A fault's own answer (respond, close, reset) says it fired: with a state file it must
+        // wait for its fault-fired event's commit like every other answer, or a kill -9 right
+        // after it lets a `times` fault fire once more than the client saw it allowed.
+        var configuration = AppleIDMockConfiguration()
+        configuration.keysDirectory = repositoryRoot + "/Keys/signing"
+        configuration.scenario.clock = .init(start: frozenNow, frozen: true)
+        configuration.log = { _ in }
+        // Durable: answers wait for commits; the test plays the writer.
+        let domain = try AppleIDDomain(configuration: configuration, durable: true)
+        let barrier = domain.events.barrier
+        let routes = Routes.table(domain: domain, site: SiteAddress(), control: ControlGuard(allowedHosts: [], token: nil),
+                                  requests: RequestLog(level: .error, sink: { _ in }, committing: barrier))
+        _ = try domain.installFaults([try FaultSpec(json: JSONParser.parse(#"{"path":"/auth/revoke","action":"respond","status":503,"times":1}"#))])
+        barrier.markCommitted(upTo: barrier.counted)
+        let committed = barrier.counted
+        let request = HTTPRequest(method: .post, target: "/auth/revoke", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                  body: Array("client_id=com.example.web&token=x".utf8))
+        let answered = Atomic<Bool>(false)
+        let answer = Task {
+            let response = await routes.respond(to: request)
+            answered.store(true, ordering: .releasing)
+            return response
+        }
+        for _ in 0..<2_000 where barrier.counted == committed { try await Task.sleep(for: .milliseconds(2)) }
+        XCTAssertEqual(barrier.counted, committed + 1, "the firing is recorded")
+        for _ in 0..<20 { try await Task.sleep(for: .milliseconds(2)) }
+        XCTAssertFalse(answered.load(ordering: .acquiring), "the fault answered before its firing was committed")
+        barrier.markCommitted(upTo: barrier.counted)
+        let response = await answer.value
+        XCTAssertEqual(response.status.code, 503)
+        // The twin: the fault spent, Apple's own refusal changes nothing and goes at once, nothing committed.
+        XCTAssertEqual(domain.faults.first?.remaining, 0)
+        let refused = await routes.respond(to: request)
+        XCTAssertEqual(refused.status.code, 400)
+        XCTAssertEqual(barrier.counted, committed + 1)
     }
 
     func testRemovedFault_StaysRemovedAcrossARestart_AndAResetPutsTheScenariosBack() async throws {
