@@ -28,13 +28,13 @@ final class AccountEventTests: XCTestCase {
     /// A native sign-in redeemed at the token endpoint; returns the refresh token.
     private func signIn(_ domain: AppleIDDomain, user: String = "alice", hideEmail: Bool? = nil) throws -> String {
         let credential = try domain.nativeSignIn(userID: user, clientID: "com.example.app", scopes: ["name", "email"], nonce: nil, hideEmail: hideEmail)
-        let answer = try domain.token(["client_id": "com.example.app", "client_secret": try secret(), "grant_type": "authorization_code",
+        let answer = try domain.token(form: ["client_id": "com.example.app", "client_secret": try secret(), "grant_type": "authorization_code",
                                        "code": credential.authorizationCode])
         return try XCTUnwrap(answer["refresh_token"]?.stringValue)
     }
 
     private func refresh(_ domain: AppleIDDomain, _ token: String) throws -> JSONObject {
-        try domain.token(["client_id": "com.example.app", "client_secret": try secret(), "grant_type": "refresh_token", "refresh_token": token])
+        try domain.token(form: ["client_id": "com.example.app", "client_secret": try secret(), "grant_type": "refresh_token", "refresh_token": token])
     }
 
     /// Notifications taken so far, by domain: the last event read.
@@ -42,7 +42,7 @@ final class AccountEventTests: XCTestCase {
 
     /// The notifications the events since the last call call for, as the deliverer derives them.
     private func takeNotifications(_ domain: AppleIDDomain) -> [PendingNotification] {
-        let (events, _) = domain.state.events(after: taken[ObjectIdentifier(domain)] ?? 0)
+        let (events, _) = domain.events.events(after: taken[ObjectIdentifier(domain)] ?? 0)
         taken[ObjectIdentifier(domain)] = events.last?.sequence ?? taken[ObjectIdentifier(domain)]
         return events.compactMap { recorded in
             guard case .accountEvent(let event) = recorded.event else { return nil }
@@ -61,7 +61,7 @@ final class AccountEventTests: XCTestCase {
         let domain = try domain()
         let refreshToken = try signIn(domain)
         XCTAssertNoThrow(try refresh(domain, refreshToken))
-        try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.web")
+        try domain.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.web")
         XCTAssertEqual(assertThrows(try refresh(domain, refreshToken)) as? OAuthError, OAuthError("invalid_request"))
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
         let again = try domain.nativeSignIn(userID: "alice", clientID: "com.example.app", scopes: ["name", "email"], nonce: nil, hideEmail: nil)
@@ -76,37 +76,36 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(notification.claims["exp"], .int(frozenNow + 86_400))
         XCTAssertEqual(try event(notification), ["type": "consent-revoked", "sub": .string(teamSub("alice")), "event_time": .int(frozenNow * 1000)])
         // The twin: twice is not possible — nothing to revoke.
-        let error = assertThrows(try domain.state.accountEvent(.consentRevoked, user: "bob", clientID: "com.example.app")) as? AccountEventError
+        let error = assertThrows(try domain.accountEvent(.consentRevoked, user: "bob", clientID: "com.example.app")) as? AccountEventError
         XCTAssertEqual(error, AccountEventError(.notPossible, message: "\"bob\" has not signed in to this app group", field: "user"))
     }
 
     func testAccountDeletion_KillsTokens_RefusesSignIn_AndCredentialStateReadsRevoked() throws {
         let domain = try domain { $0.scenario.compatibility.accountDeletionEventType = "account-delete" }
         let refreshToken = try signIn(domain)
-        try domain.state.accountEvent(.accountDelete, user: teamSub("alice"), clientID: "com.example.app")
+        try domain.accountEvent(.accountDelete, user: teamSub("alice"), clientID: "com.example.app")
         XCTAssertThrowsError(try refresh(domain, refreshToken))
         let refused = assertThrows(try domain.nativeSignIn(userID: "alice", clientID: "com.example.app", scopes: [], nonce: nil, hideEmail: nil))
-        XCTAssertEqual(refused as? AppleIDDomain.NativeSignInError,
-                       AppleIDDomain.NativeSignInError(message: "the Apple Account of \"alice\" was deleted", field: "user"))
+        XCTAssertEqual(refused as? AppleIDDomain.SignInRefusal, .invalid(field: "user", message: "the Apple Account of \"alice\" was deleted"))
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
         XCTAssertEqual(try event(try XCTUnwrap(takeNotifications(domain).first))["type"], "account-delete")
-        XCTAssertEqual(assertThrows(try domain.state.accountEvent(.emailEnabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
+        XCTAssertEqual(assertThrows(try domain.accountEvent(.emailEnabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
                        AccountEventError(.notPossible, message: "the Apple Account of \"alice\" was deleted", field: "user"))
         // Bob is untouched.
         XCTAssertNoThrow(try signIn(domain, user: "bob"))
-        XCTAssertTrue(domain.state.events().events.contains { $0.event == .accountDeleted(userID: "alice") })
+        XCTAssertTrue(domain.recordedEvents().contains { $0.event == .accountDeleted(userID: "alice") })
     }
 
     func testEmailEvents_NeedARelayAddress_ToggleForwarding_AndCarryTheAddress() throws {
         let domain = try domain { $0.scenario.compatibility.eventTimeUnit = .seconds }
         _ = try signIn(domain, user: "alice", hideEmail: false)
-        XCTAssertEqual(assertThrows(try domain.state.accountEvent(.emailDisabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
+        XCTAssertEqual(assertThrows(try domain.accountEvent(.emailDisabled, user: "alice", clientID: "com.example.app")) as? AccountEventError,
                        AccountEventError(.notPossible, message: "\"alice\" does not use a relay address with this app group", field: "user"))
         _ = try signIn(domain, user: "bob")
-        try domain.state.accountEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
-        XCTAssertEqual(domain.state.user("bob")?.relayDisabledTeams, ["MOCKTEAM01"])
-        try domain.state.accountEvent(.emailEnabled, user: "bob", clientID: "com.example.app")
-        XCTAssertEqual(domain.state.user("bob")?.relayDisabledTeams, [])
+        try domain.accountEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
+        XCTAssertEqual(domain.user("bob")?.relayDisabledTeams, ["MOCKTEAM01"])
+        try domain.accountEvent(.emailEnabled, user: "bob", clientID: "com.example.app")
+        XCTAssertEqual(domain.user("bob")?.relayDisabledTeams, [])
         let queued = takeNotifications(domain)
         XCTAssertEqual(try queued.map { try event($0)["type"] }, ["email-disabled", "email-enabled"])
         XCTAssertEqual(try event(queued[0]), ["type": "email-disabled", "sub": .string(teamSub("bob")), "event_time": .int(frozenNow),
@@ -116,9 +115,9 @@ final class AccountEventTests: XCTestCase {
 
     func testEvents_RefuseUnknownUsersAndClients() throws {
         let domain = try domain()
-        XCTAssertEqual(assertThrows(try domain.state.accountEvent(.consentRevoked, user: "mallory", clientID: "com.example.app")) as? AccountEventError,
+        XCTAssertEqual(assertThrows(try domain.accountEvent(.consentRevoked, user: "mallory", clientID: "com.example.app")) as? AccountEventError,
                        AccountEventError(.unknown, message: "no user \"mallory\"", field: "user"))
-        XCTAssertEqual(assertThrows(try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.nope")) as? AccountEventError,
+        XCTAssertEqual(assertThrows(try domain.accountEvent(.consentRevoked, user: "alice", clientID: "com.nope")) as? AccountEventError,
                        AccountEventError(.unknown, message: "no client \"com.nope\" in the scenario", field: "client_id"))
         XCTAssertTrue(takeNotifications(domain).isEmpty)
     }
@@ -127,27 +126,27 @@ final class AccountEventTests: XCTestCase {
         for notifies in [false, true] {
             let domain = try domain { $0.scenario.compatibility.revokeNotifies = notifies }
             let refreshToken = try signIn(domain)
-            try domain.revoke(["client_id": "com.example.app", "client_secret": try secret(), "token": refreshToken])
+            try domain.revoke(form: ["client_id": "com.example.app", "client_secret": try secret(), "token": refreshToken])
             let queued = takeNotifications(domain)
             XCTAssertEqual(queued.count, notifies ? 1 : 0)
             if notifies { XCTAssertEqual(try event(queued[0])["type"], "consent-revoked") }
         }
     }
 
-    func testTimeline_FiresAsTheClockPassesIt_AndReportsWhatCannotHappen() throws {
+    func testTimeline_FiresAsTheClockPassesIt_AndReportsWhatCannotHappen() async throws {
         let domain = try domain { configuration in
             configuration.scenario.events = [.init(at: 3600, type: "consent-revoked", user: "alice", clientID: "com.example.app"),
                                              .init(at: 7200, type: "email-disabled", user: "alice", clientID: "com.example.app")]
         }
         let refreshToken = try signIn(domain)
-        try domain.clock.advance(by: 3599)
+        try await domain.advanceClock(by: 3599)
         XCTAssertNoThrow(try refresh(domain, refreshToken))
         XCTAssertTrue(takeNotifications(domain).isEmpty)
-        try domain.clock.advance(by: 1)
+        try await domain.advanceClock(by: 1)
         XCTAssertEqual(try takeNotifications(domain).map { try event($0)["type"] }, ["consent-revoked"])
         XCTAssertThrowsError(try refresh(domain, refreshToken))
-        try domain.clock.advance(by: 3600)
-        XCTAssertTrue(domain.state.events().events.contains { $0.event == .timelineEventRefused(index: 1, message: "\"alice\" does not use a relay address with this app group") })
+        try await domain.advanceClock(by: 3600)
+        XCTAssertTrue(domain.recordedEvents().contains { $0.event == .timelineEventRefused(index: 1, message: "\"alice\" does not use a relay address with this app group") })
         // A bad timeline is refused at load, naming the path.
         var scenario = Scenario.default
         scenario.events = [.init(at: 10, type: "account-gone", user: "mallory", clientID: "com.nope")]
@@ -158,11 +157,11 @@ final class AccountEventTests: XCTestCase {
     func testDeliverer_RetriesOnTheSchedule_SignsOnce_AndRecordsEveryAttempt() throws {
         let domain = try domain { $0.scenario.compatibility.notificationRetryDelays = [0, 0] }
         let transport = ScriptedTransport([500, 500, 200])
-        let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [0, 0], workers: 1,
+        let deliverer = NotificationDeliverer(domain: domain, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [0, 0], workers: 1,
                                               realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
         defer { deliverer.stopNow() }
         _ = try signIn(domain)
-        try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
+        try domain.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         let record = try XCTUnwrap(awaitSettled(deliverer).first)
         XCTAssertEqual(record.outcome, .delivered)
         XCTAssertEqual(record.attempts.map(\.status), [500, 500, 200])
@@ -172,36 +171,36 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(bodies.first, #"{"payload":"\#(jwt)"}"#)
         let token = try CompactJWS.parse(jwt)
         XCTAssertEqual(token.keyID, "W2ek7HdPaL")
-        XCTAssertTrue(token.verifyRS256(with: try XCTUnwrap(domain.state.publicKey(keyID: "W2ek7HdPaL"))))
+        XCTAssertTrue(token.verifyRS256(with: try XCTUnwrap(domain.publicKey(keyID: "W2ek7HdPaL"))))
 
         // The twin: a receiver that keeps failing exhausts the schedule.
         let failing = try self.domain()
-        let deadEnd = NotificationDeliverer(mockState: failing.state, scenario: failing.scenario, issuer: failing.issuer, transport: ScriptedTransport([503]), retryDelays: [0, 0], workers: 1,
+        let deadEnd = NotificationDeliverer(domain: failing, scenario: failing.scenario, issuer: failing.issuer, transport: ScriptedTransport([503]), retryDelays: [0, 0], workers: 1,
                                             realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
         defer { deadEnd.stopNow() }
         _ = try signIn(failing)
-        try failing.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
+        try failing.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         let failed = try XCTUnwrap(awaitSettled(deadEnd).first)
         XCTAssertEqual(failed.outcome, .failed)
         XCTAssertEqual(failed.attempts.map(\.status), [503, 503, 503])
     }
 
-    func testDeliverer_SignsWithTheKeyThatSignedWhenTheEventHappened_EvenAfterARotation() throws {
+    func testDeliverer_SignsWithTheKeyThatSignedWhenTheEventHappened_EvenAfterARotation() async throws {
         let domain = try domain()
         _ = try signIn(domain)
         _ = try signIn(domain, user: "bob")
-        try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
-        let rotated = try domain.rotateKeys().keyID
+        try domain.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
+        let rotated = try await domain.rotateKeys().keyID
         // The twin: an event after the rotation is signed by the new key.
-        try domain.state.accountEvent(.consentRevoked, user: "bob", clientID: "com.example.app")
-        let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: ScriptedTransport([200]),
+        try domain.accountEvent(.consentRevoked, user: "bob", clientID: "com.example.app")
+        let deliverer = NotificationDeliverer(domain: domain, scenario: domain.scenario, issuer: domain.issuer, transport: ScriptedTransport([200]),
                                               retryDelays: [], workers: 1, realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in
             LoopThread.start(name: name, body)
         }
         defer { deliverer.stopNow() }
         deliverer.collect()
-        var records = try awaitSettled(deliverer)
-        while records.count < 2 || records.contains(where: { $0.outcome == .pending }) { records = try awaitSettled(deliverer) }
+        var records = await deliverer.await(after: 0, seconds: 20)
+        while records.count < 2 || records.contains(where: { $0.outcome == .pending }) { records = await deliverer.await(after: 0, seconds: 20) }
         XCTAssertEqual(try records.map { try CompactJWS.parse(try XCTUnwrap($0.jwt)).keyID }, ["W2ek7HdPaL", rotated])
         XCTAssertEqual(records.map { $0.attempts.first?.at }, [Double(frozenNow), Double(frozenNow)], "attempts are stamped in mock time")
     }
@@ -209,11 +208,11 @@ final class AccountEventTests: XCTestCase {
     func testDeliverer_RecordsNoURL_WhenTheGroupRegisteredNone() throws {
         let domain = try domain { $0.scenario.teams[0].notificationURL = nil }
         let transport = ScriptedTransport([200])
-        let deliverer = NotificationDeliverer(mockState: domain.state, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [], workers: 1,
+        let deliverer = NotificationDeliverer(domain: domain, scenario: domain.scenario, issuer: domain.issuer, transport: transport, retryDelays: [], workers: 1,
                                               realTime: { Date().timeIntervalSince1970 }, log: { _ in }) { name, body in LoopThread.start(name: name, body) }
         defer { deliverer.stopNow() }
         _ = try signIn(domain)
-        try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
+        try domain.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         let record = try XCTUnwrap(awaitSettled(deliverer).first)
         XCTAssertEqual(record.outcome, .noURL)
         XCTAssertEqual(record.attempts, [])

@@ -1,4 +1,4 @@
-import AppleIDMock
+@testable import AppleIDMock
 import Foundation
 import JOSE
 import Synchronization
@@ -39,7 +39,7 @@ final class DomainOperationTests: XCTestCase {
     /// A client_secret of the default team issued at mock now.
     private func secret(_ domain: AppleIDDomain, _ clientID: String = "com.example.web", issuedAt: Int64? = nil) throws -> String {
         try ClientSecret.make(teamID: "MOCKTEAM01", keyID: "MOCKKEY001", clientID: clientID, privateKey: mockDeveloperKey,
-                              issuedAt: issuedAt ?? domain.state.now, lifetime: 3600)
+                              issuedAt: issuedAt ?? domain.now, lifetime: 3600)
     }
 
     /// Validated web authorize parameters for the default Services ID.
@@ -56,13 +56,13 @@ final class DomainOperationTests: XCTestCase {
 
     /// `grant_type=authorization_code` for the web client.
     private func redeem(_ domain: AppleIDDomain, _ code: String) throws -> JSONObject {
-        try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain), "grant_type": "authorization_code",
+        try domain.token(form: ["client_id": "com.example.web", "client_secret": try secret(domain), "grant_type": "authorization_code",
                           "code": code, "redirect_uri": webRedirect])
     }
 
     /// `grant_type=refresh_token` for the web client.
     private func refresh(_ domain: AppleIDDomain, _ token: String) throws -> JSONObject {
-        try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain), "grant_type": "refresh_token", "refresh_token": token])
+        try domain.token(form: ["client_id": "com.example.web", "client_secret": try secret(domain), "grant_type": "refresh_token", "refresh_token": token])
     }
 
     /// A native sign-in at the default App ID.
@@ -73,9 +73,16 @@ final class DomainOperationTests: XCTestCase {
 
     /// The events `body` caused.
     private func events(of domain: AppleIDDomain, _ body: () throws -> Void) rethrows -> [DomainEvent] {
-        let before = domain.state.lastEventSequence
+        let before = domain.lastEventSequence
         try body()
-        return domain.state.events(after: before).events.map(\.event)
+        return domain.recordedEvents(after: before).map(\.event)
+    }
+
+    /// The events `body` caused, for the operations that suspend (key generation, clock moves).
+    private func events(of domain: AppleIDDomain, _ body: () async throws -> Void) async rethrows -> [DomainEvent] {
+        let before = domain.lastEventSequence
+        try await body()
+        return domain.recordedEvents(after: before).map(\.event)
     }
 
     /// Each event's name and whom or what it is about, for short assertions.
@@ -99,7 +106,7 @@ final class DomainOperationTests: XCTestCase {
     /// Verifies an id_token under the published key its `kid` names; returns the claims.
     private func verifiedClaims(_ domain: AppleIDDomain, _ token: String?, file: StaticString = #filePath, line: UInt = #line) throws -> JSONObject {
         let jws = try CompactJWS.parse(try XCTUnwrap(token, file: file, line: line))
-        let key = try XCTUnwrap(domain.state.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), "kid not published", file: file, line: line)
+        let key = try XCTUnwrap(domain.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), "kid not published", file: file, line: line)
         XCTAssertTrue(jws.verifyRS256(with: key), file: file, line: line)
         return try XCTUnwrap(jws.payloadJSON, file: file, line: line)
     }
@@ -144,8 +151,8 @@ final class DomainOperationTests: XCTestCase {
         XCTAssertTrue(matches(second["code"], codePattern))
         XCTAssertNil(second["user"])
         XCTAssertEqual(summary(again), ["code-issued"])
-        XCTAssertEqual(domain.state.consentCount, 1)
-        XCTAssertEqual(domain.state.pendingCodeCount, 2)
+        XCTAssertEqual(domain.consentCount, 1)
+        XCTAssertEqual(domain.pendingCodeCount, 2)
     }
 
     func testApprove_RefusesAnUnknownUser_WithoutConsentOrCode() throws {
@@ -153,9 +160,9 @@ final class DomainOperationTests: XCTestCase {
         let refused = try XCTUnwrap(assertThrows(try approve(domain, user: "zed")) as? AuthorizeError)
         XCTAssertEqual(refused.field, "user")
         XCTAssertEqual(refused.message, "no user \"zed\" in the scenario")
-        XCTAssertEqual(domain.state.consentCount, 0)
-        XCTAssertEqual(domain.state.pendingCodeCount, 0)
-        XCTAssertEqual(domain.state.events().events, [])
+        XCTAssertEqual(domain.consentCount, 0)
+        XCTAssertEqual(domain.pendingCodeCount, 0)
+        XCTAssertEqual(domain.recordedEvents(), [])
     }
 
     // MARK: - Native sign-in and minted id_tokens
@@ -183,20 +190,19 @@ final class DomainOperationTests: XCTestCase {
 
     func testNativeSignIn_RefusesAServicesIDAndAnUnknownScope() throws {
         let domain = try makeDomain()
-        let servicesID = try XCTUnwrap(assertThrows(try nativeSignIn(domain, clientID: "com.example.web")) as? AppleIDDomain.NativeSignInError)
-        XCTAssertEqual(servicesID.field, "client_id")
-        let scope = try XCTUnwrap(assertThrows(try domain.nativeSignIn(userID: "alice", clientID: "com.example.app", scopes: ["phone"],
-                                                                         nonce: nil, hideEmail: nil)) as? AppleIDDomain.NativeSignInError)
-        XCTAssertEqual(scope.message, "unknown scope \"phone\" (expected name, email)")
-        XCTAssertEqual(scope.field, "scopes")
-        XCTAssertEqual(domain.state.consentCount, 0)
+        let servicesID = assertThrows(try nativeSignIn(domain, clientID: "com.example.web")) as? AppleIDDomain.SignInRefusal
+        XCTAssertEqual(servicesID, .invalid(field: "client_id", message: "native sign-in needs an App ID (bundle id); \"com.example.web\" is a Services ID"))
+        let scope = assertThrows(try domain.nativeSignIn(userID: "alice", clientID: "com.example.app", scopes: ["phone"],
+                                                         nonce: nil, hideEmail: nil)) as? AppleIDDomain.SignInRefusal
+        XCTAssertEqual(scope, .invalid(field: "scopes", message: "unknown scope \"phone\" (expected name, email)"))
+        XCTAssertEqual(domain.consentCount, 0)
     }
 
     func testIdentityToken_HasTheSignInsSub_AndChangesNothing() throws {
         let domain = try makeDomain()
         let signIn = try nativeSignIn(domain)
-        let consents = domain.state.consentCount
-        let codes = domain.state.pendingCodeCount
+        let consents = domain.consentCount
+        let codes = domain.pendingCodeCount
         var minted: (token: String, claims: IdentityTokenClaims)?
         let caused = try events(of: domain) {
             minted = try domain.identityToken(userID: "alice", clientID: "com.example.app", nonce: "m-1", hideEmail: nil)
@@ -208,16 +214,15 @@ final class DomainOperationTests: XCTestCase {
         XCTAssertEqual(claims["sub"], .string(signIn.user))
         XCTAssertEqual(claims["nonce"], "m-1")
         XCTAssertEqual(caused, [])
-        XCTAssertEqual(domain.state.consentCount, consents)
-        XCTAssertEqual(domain.state.pendingCodeCount, codes)
+        XCTAssertEqual(domain.consentCount, consents)
+        XCTAssertEqual(domain.pendingCodeCount, codes)
         // A user who never signed in gets a token, and still no consent.
         XCTAssertEqual(try domain.identityToken(userID: "bob", clientID: "com.example.app", nonce: nil, hideEmail: nil).claims.subject, teamSub("bob"))
-        XCTAssertEqual(domain.state.consentCount, consents)
+        XCTAssertEqual(domain.consentCount, consents)
         // Refused twin: an unknown user.
-        let refused = try XCTUnwrap(assertThrows(try domain.identityToken(userID: "zed", clientID: "com.example.app", nonce: nil, hideEmail: nil))
-            as? AppleIDDomain.NativeSignInError)
-        XCTAssertEqual(refused.message, "no user \"zed\" in the scenario")
-        XCTAssertEqual(refused.field, "user")
+        let refused = assertThrows(try domain.identityToken(userID: "zed", clientID: "com.example.app", nonce: nil, hideEmail: nil))
+            as? AppleIDDomain.SignInRefusal
+        XCTAssertEqual(refused, .invalid(field: "user", message: "no user \"zed\" in the scenario"))
     }
 
     // MARK: - Token, refresh, client credentials, revoke
@@ -227,7 +232,7 @@ final class DomainOperationTests: XCTestCase {
         let code = try XCTUnwrap(try approve(domain)["code"])
         // Refused twin first: a secret minted for another client does not authenticate, and
         // leaves the code unspent.
-        let foreign = try XCTUnwrap(assertThrows(try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.app"),
+        let foreign = try XCTUnwrap(assertThrows(try domain.token(form: ["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.app"),
                                                                    "grant_type": "authorization_code", "code": code,
                                                                    "redirect_uri": webRedirect])) as? OAuthError)
         XCTAssertEqual(foreign, .invalidClient)
@@ -258,7 +263,7 @@ final class DomainOperationTests: XCTestCase {
         let first = try XCTUnwrap(try approve(drawing)["code"])
         let second = try XCTUnwrap(try approve(drawing)["code"])
         XCTAssertNotEqual(first, second)
-        XCTAssertEqual(drawing.state.pendingCodeCount, 2)
+        XCTAssertEqual(drawing.pendingCodeCount, 2)
         XCTAssertNotNil(try redeem(drawing, first)["id_token"])
         XCTAssertNotNil(try redeem(drawing, second)["id_token"])
         // Refused twin: a source that repeats itself every time gets no code rather than
@@ -268,7 +273,7 @@ final class DomainOperationTests: XCTestCase {
         let refused = try XCTUnwrap(assertThrows(try approve(stuck)) as? AuthorizeError)
         XCTAssertEqual(refused.code, "temporarily_unavailable")
         XCTAssertEqual(refused.field, "code")
-        XCTAssertEqual(stuck.state.pendingCodeCount, 1)
+        XCTAssertEqual(stuck.pendingCodeCount, 1)
         XCTAssertNotNil(try redeem(stuck, only)["id_token"])
     }
 
@@ -284,11 +289,11 @@ final class DomainOperationTests: XCTestCase {
 
     func testTokenClientCredentials_IssuesAMigrationToken_OnlyForUserMigrationScope() throws {
         let domain = try makeDomain()
-        let answer = try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+        let answer = try domain.token(form: ["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
                                        "grant_type": "client_credentials", "scope": "user.migration"])
         XCTAssertEqual(answer.keys, ["access_token", "token_type", "expires_in"])
         XCTAssertTrue(matches(answer["access_token"]?.stringValue, accessTokenPattern))
-        let refused = assertThrows(try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+        let refused = assertThrows(try domain.token(form: ["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
                                                      "grant_type": "client_credentials"]))
         XCTAssertEqual(refused as? OAuthError, .invalidScope)
     }
@@ -299,91 +304,92 @@ final class DomainOperationTests: XCTestCase {
         let refreshToken = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
         // Twin: an unknown token is accepted silently and ends nothing.
         let nothing = try events(of: domain) {
-            try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain), "token": "r0000.0.aaaa.unknown"])
+            try domain.revoke(form: ["client_id": "com.example.web", "client_secret": try secret(domain), "token": "r0000.0.aaaa.unknown"])
         }
         XCTAssertEqual(nothing, [])
-        XCTAssertEqual(domain.state.consentCount, 1)
+        XCTAssertEqual(domain.consentCount, 1)
         let revoked = try events(of: domain) {
-            try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain), "token": refreshToken])
+            try domain.revoke(form: ["client_id": "com.example.web", "client_secret": try secret(domain), "token": refreshToken])
         }
         XCTAssertEqual(summary(revoked), ["consent-revoked alice by app"])
-        XCTAssertEqual(domain.state.consentCount, 0)
+        XCTAssertEqual(domain.consentCount, 0)
         XCTAssertEqual(assertThrows(try refresh(domain, refreshToken)) as? OAuthError, .invalidGrant)
         // A bad secret is refused before anything else.
-        XCTAssertEqual(assertThrows(try domain.revoke(["client_id": "com.example.web", "client_secret": "x.y.z", "token": refreshToken])) as? OAuthError,
+        XCTAssertEqual(assertThrows(try domain.revoke(form: ["client_id": "com.example.web", "client_secret": "x.y.z", "token": refreshToken])) as? OAuthError,
                        .invalidClient)
     }
 
     // MARK: - Keys
 
-    func testKeyOperations_PublishActivateRetire_ReportTheirEvents() throws {
+    func testKeyOperations_PublishActivateRetire_ReportTheirEvents() async throws {
         let domain = try makeDomain()
-        let published = try events(of: domain) { XCTAssertEqual(try domain.publishKey(keyID: "Custom1", pem: nil), "Custom1") }
+        let published = try await events(of: domain) {
+            let kid = try await domain.publishKey(keyID: "Custom1", privateKey: nil)
+            XCTAssertEqual(kid, "Custom1")
+        }
         XCTAssertEqual(summary(published), ["key-published Custom1"])
-        XCTAssertEqual(domain.state.keys.map(\.keyID), Self.initialKeys + ["Custom1"])
-        XCTAssertEqual(domain.state.keys.last?.state, .published)
-        XCTAssertEqual(domain.state.keys.last?.publishedAt, frozenNow)
-        XCTAssertEqual(domain.state.signingKeyID, "W2ek7HdPaL")
+        XCTAssertEqual(domain.keyRecords.map(\.keyID), Self.initialKeys + ["Custom1"])
+        XCTAssertEqual(domain.keyRecords.last?.state, .published)
+        XCTAssertEqual(domain.keyRecords.last?.publishedAt, frozenNow)
+        XCTAssertEqual(domain.signingKeyID, "W2ek7HdPaL")
         let activated = try events(of: domain) { try domain.activateKey("Custom1") }
         XCTAssertEqual(activated, [.keyActivated(kid: "Custom1", at: frozenNow)])
-        XCTAssertEqual(domain.state.signingKeyID, "Custom1")
-        XCTAssertEqual(domain.state.keys.first?.state, .published)
+        XCTAssertEqual(domain.signingKeyID, "Custom1")
+        XCTAssertEqual(domain.keyRecords.first?.state, .published)
         let retired = try events(of: domain) { try domain.retireKey("W2ek7HdPaL") }
         XCTAssertEqual(retired, [.keyRetired(kid: "W2ek7HdPaL", at: frozenNow, step: nil)])
-        XCTAssertEqual(domain.state.keys.first?.state, .retired)
-        XCTAssertEqual(domain.state.keys.first?.retiredAt, frozenNow)
-        XCTAssertNil(domain.state.publicKey(keyID: "W2ek7HdPaL"))
-        XCTAssertFalse(String(decoding: domain.state.jwksBody(shuffled: false), as: UTF8.self).contains("W2ek7HdPaL"))
+        XCTAssertEqual(domain.keyRecords.first?.state, .retired)
+        XCTAssertEqual(domain.keyRecords.first?.retiredAt, frozenNow)
+        XCTAssertNil(domain.publicKey(keyID: "W2ek7HdPaL"))
+        XCTAssertFalse(String(decoding: domain.jwksBody(shuffled: false), as: UTF8.self).contains("W2ek7HdPaL"))
         // New tokens carry the new kid.
         let token = try domain.identityToken(userID: "alice", clientID: "com.example.app", nonce: nil, hideEmail: nil).token
         XCTAssertEqual(try CompactJWS.parse(token).keyID, "Custom1")
     }
 
-    func testKeyOperations_RefuseUnknownDuplicateActiveAndRetiredKeys() throws {
+    func testKeyOperations_RefuseUnknownDuplicateActiveAndRetiredKeys() async throws {
         let domain = try makeDomain()
         try domain.retireKey("r8TcNf3QsJ")
-        let before = domain.state.lastEventSequence
+        let before = domain.lastEventSequence
         XCTAssertEqual(assertThrows(try domain.activateKey("Nope1")) as? KeyOperationError, .unknown("Nope1"))
         XCTAssertEqual(assertThrows(try domain.retireKey("Nope1")) as? KeyOperationError, .unknown("Nope1"))
-        XCTAssertEqual(assertThrows(try domain.publishKey(keyID: "Ymq4vB9xTz", pem: nil)) as? KeyOperationError, .duplicate("Ymq4vB9xTz"))
+        let duplicate = await assertThrowsAsync { try await domain.publishKey(keyID: "Ymq4vB9xTz", privateKey: nil) }
+        XCTAssertEqual(duplicate as? KeyOperationError, .duplicate("Ymq4vB9xTz"))
         // A retired kid stays taken.
-        XCTAssertEqual(assertThrows(try domain.publishKey(keyID: "r8TcNf3QsJ", pem: nil)) as? KeyOperationError, .duplicate("r8TcNf3QsJ"))
+        let retired = await assertThrowsAsync { try await domain.publishKey(keyID: "r8TcNf3QsJ", privateKey: nil) }
+        XCTAssertEqual(retired as? KeyOperationError, .duplicate("r8TcNf3QsJ"))
         XCTAssertEqual(assertThrows(try domain.retireKey("W2ek7HdPaL")) as? KeyOperationError, .retiringActive("W2ek7HdPaL"))
         XCTAssertEqual(assertThrows(try domain.activateKey("r8TcNf3QsJ")) as? KeyOperationError, .retired("r8TcNf3QsJ"))
-        XCTAssertEqual(domain.state.lastEventSequence, before, "a refused key operation reports nothing")
-        XCTAssertEqual(domain.state.signingKeyID, "W2ek7HdPaL")
-        XCTAssertEqual(domain.state.keys.map(\.state), [.active, .published, .retired])
+        XCTAssertEqual(domain.lastEventSequence, before, "a refused key operation reports nothing")
+        XCTAssertEqual(domain.signingKeyID, "W2ek7HdPaL")
+        XCTAssertEqual(domain.keyRecords.map(\.state), [.active, .published, .retired])
     }
 
-    func testPublishKey_TakesASuppliedPEM_AndRefusesABadKidOrPEM() throws {
+    // The kid's form and the PEM are checked where they are decoded, by `POST /__mock/keys`
+    // (KeysRouteTests.testKeysRoute_RefusesDuplicateBadKidAndBadPEM).
+    func testPublishKey_TakesASuppliedKey_OrGeneratesOneUnderAFreshKid() async throws {
         let domain = try makeDomain()
         let pem = try String(contentsOfFile: repositoryRoot + "/Keys/signing/Ymq4vB9xTz.pem", encoding: .utf8)
-        XCTAssertEqual(try domain.publishKey(keyID: "Copy1", pem: pem), "Copy1")
-        XCTAssertEqual(domain.state.publicKey(keyID: "Copy1")?.modulus, domain.state.publicKey(keyID: "Ymq4vB9xTz")?.modulus)
-        let generated = try domain.publishKey(keyID: nil, pem: nil)
+        let copied = try await domain.publishKey(keyID: "Copy1", privateKey: try RSAPrivateKey(pem: pem))
+        XCTAssertEqual(copied, "Copy1")
+        XCTAssertEqual(domain.publicKey(keyID: "Copy1")?.modulus, domain.publicKey(keyID: "Ymq4vB9xTz")?.modulus)
+        let generated = try await domain.publishKey(keyID: nil, privateKey: nil)
         XCTAssertTrue(matches(generated, "^[A-Za-z0-9]{10}$"), generated)
-
-        let badKid = try XCTUnwrap(assertThrows(try domain.publishKey(keyID: "bad-kid!", pem: nil)) as? ControlInputError)
-        XCTAssertEqual(badKid.message, "expected a key id of 1 to 10 letters and digits (Apple's are 10, e.g. W2ek7HdPaL)")
-        XCTAssertEqual(badKid.field, "kid")
-        let junk = try XCTUnwrap(assertThrows(try domain.publishKey(keyID: "Copy2", pem: "not a pem")) as? ControlInputError)
-        XCTAssertEqual(junk.field, "pem")
-        let ecKey = try String(contentsOfFile: repositoryRoot + "/Keys/AuthKey_MOCKKEY001.p8", encoding: .utf8)
-        XCTAssertEqual((assertThrows(try domain.publishKey(keyID: "Copy3", pem: ecKey)) as? ControlInputError)?.field, "pem")
-        XCTAssertEqual(domain.state.keys.map(\.keyID), Self.initialKeys + ["Copy1", generated])
+        XCTAssertNotEqual(domain.publicKey(keyID: generated)?.modulus, domain.publicKey(keyID: "Ymq4vB9xTz")?.modulus)
+        XCTAssertEqual(domain.keyRecords.map(\.keyID), Self.initialKeys + ["Copy1", generated])
     }
 
-    func testRotateKeys_PublishesAndActivatesAFreshKey_KeepingThePreviousPublished() throws {
+    func testRotateKeys_PublishesAndActivatesAFreshKey_KeepingThePreviousPublished() async throws {
         let domain = try makeDomain()
         var rotated: (keyID: String, previous: String?, retired: [String])?
-        let caused = try events(of: domain) { rotated = try domain.rotateKeys() }
+        let caused = try await events(of: domain) { rotated = try await domain.rotateKeys() }
         let step = try XCTUnwrap(rotated)
         XCTAssertEqual(step.previous, "W2ek7HdPaL")
         XCTAssertTrue(matches(step.keyID, "^[A-Za-z0-9]{10}$"), step.keyID)
         XCTAssertEqual(summary(caused), ["key-published \(step.keyID)", "key-activated \(step.keyID)"])
-        XCTAssertEqual(domain.state.signingKeyID, step.keyID)
-        XCTAssertEqual(domain.state.keys.map(\.state), [.published, .published, .published, .active])
-        XCTAssertNotNil(domain.state.publicKey(keyID: "W2ek7HdPaL"))
+        XCTAssertEqual(domain.signingKeyID, step.keyID)
+        XCTAssertEqual(domain.keyRecords.map(\.state), [.published, .published, .published, .active])
+        XCTAssertNotNil(domain.publicKey(keyID: "W2ek7HdPaL"))
     }
 
     // MARK: - Users
@@ -392,8 +398,8 @@ final class DomainOperationTests: XCTestCase {
         let domain = try makeDomain()
         let added = try events(of: domain) { XCTAssertEqual(try domain.addUser(freshUser()), freshUser()) }
         XCTAssertEqual(added, [.userAdded(AddedUser(user: freshUser(), teams: domain.scenario.teams))])
-        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "carol", "dora"])
-        XCTAssertEqual(domain.state.user("dora")?.user, freshUser())
+        XCTAssertEqual(domain.users.map(\.user.id), ["alice", "bob", "carol", "dora"])
+        XCTAssertEqual(domain.user("dora")?.user, freshUser())
         XCTAssertEqual(try approve(domain, user: "dora")["user"], #"{"name":{"firstName":"Dora","lastName":"Doe"},"email":"dora@example.com"}"#)
         XCTAssertNil(try approve(domain, user: "dora")["user"])
     }
@@ -412,45 +418,46 @@ final class DomainOperationTests: XCTestCase {
         var badStatus = freshUser("fred")
         badStatus.realUserStatus = 3
         XCTAssertEqual((assertThrows(try domain.addUser(badStatus)) as? ControlInputError)?.field, "real_user_status")
-        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "carol", "dora"])
+        XCTAssertEqual(domain.users.map(\.user.id), ["alice", "bob", "carol", "dora"])
     }
 
     // MARK: - Clock
 
-    func testMoveClock_ReportsClockChanged_AndRefusesAnInstantTokensCannotCarry() throws {
+    func testMoveClock_ReportsClockChanged_AndRefusesAnInstantTokensCannotCarry() async throws {
         let domain = try makeDomain()
-        let moved = try events(of: domain) { try domain.clock.advance(by: 301) }
+        let moved = try await events(of: domain) { try await domain.advanceClock(by: 301) }
         XCTAssertEqual(summary(moved), ["clock-changed \(frozenNow + 301) frozen"])
-        XCTAssertEqual(domain.clock.seconds, frozenNow + 301)
-        let refused = try events(of: domain) {
-            XCTAssertEqual((assertThrows(try domain.clock.set(to: 7_258_118_400)) as? MockClock.OutOfRange)?.instant, 7_258_118_400)
+        XCTAssertEqual(domain.now, frozenNow + 301)
+        let refused = await events(of: domain) {
+            let error = await assertThrowsAsync { try await domain.moveClock([.set(7_258_118_400)]) }
+            XCTAssertEqual((error as? MockClock.OutOfRange)?.instant, 7_258_118_400)
         }
         XCTAssertEqual(refused, [])
-        XCTAssertEqual(domain.clock.seconds, frozenNow + 301)
-        try domain.clock.set(to: 1_893_456_000)
+        XCTAssertEqual(domain.now, frozenNow + 301)
+        try await domain.setClock(to: 1_893_456_000)
         XCTAssertEqual(try domain.identityToken(userID: "alice", clientID: "com.example.app", nonce: nil, hideEmail: nil).claims.issuedAt, 1_893_456_000)
     }
 
-    func testTokenAuthorizationCode_FollowsTheMockClock_ExpiringAt300Seconds() throws {
+    func testTokenAuthorizationCode_FollowsTheMockClock_ExpiringAt300Seconds() async throws {
         let domain = try makeDomain()
         let early = try XCTUnwrap(try approve(domain)["code"])
         let late = try XCTUnwrap(try approve(domain, user: "bob")["code"])
-        try domain.clock.advance(by: 299)
+        try await domain.advanceClock(by: 299)
         XCTAssertNoThrow(try redeem(domain, early))
-        try domain.clock.advance(by: 1)
+        try await domain.advanceClock(by: 1)
         XCTAssertEqual(assertThrows(try redeem(domain, late)) as? OAuthError, .codeExpired)
     }
 
-    func testTokenAuthorizationCode_IsExpired_WhenIssuedAfterNow_AfterTheClockMovedBack() throws {
+    func testTokenAuthorizationCode_IsExpired_WhenIssuedAfterNow_AfterTheClockMovedBack() async throws {
         // Probe N14: a code issued at the later time redeemed, its id_token's auth_time after its iat.
         let domain = try makeDomain()
         let future = try XCTUnwrap(try approve(domain)["code"])
-        try domain.clock.advance(by: -31_536_000)
+        try await domain.advanceClock(by: -31_536_000)
         XCTAssertEqual(assertThrows(try redeem(domain, future)) as? OAuthError, .codeExpired)
         // The twin: a code issued at the earlier time, and the clock back where it was, redeems
         // with auth_time no later than iat.
         let now = try XCTUnwrap(try approve(domain, user: "bob")["code"])
-        try domain.clock.advance(by: 60)
+        try await domain.advanceClock(by: 60)
         let answer = try redeem(domain, now)
         let claims = try verifiedClaims(domain, answer["id_token"]?.stringValue)
         XCTAssertLessThanOrEqual(try XCTUnwrap(claims["auth_time"]?.intValue), try XCTUnwrap(claims["iat"]?.intValue))
@@ -458,27 +465,27 @@ final class DomainOperationTests: XCTestCase {
 
     // MARK: - Reset
 
-    func testReset_ReturnsToTheScenariosInitialState_AndReportsIt() throws {
+    func testReset_ReturnsToTheScenariosInitialState_AndReportsIt() async throws {
         let domain = try makeDomain()
         _ = try domain.addUser(freshUser())
         let tokens = try redeem(domain, try XCTUnwrap(try approve(domain)["code"]))
         let refreshToken = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
         let pending = try XCTUnwrap(try approve(domain, user: "bob")["code"])
-        _ = try domain.rotateKeys()
-        try domain.clock.advance(by: 1000)
-        XCTAssertEqual(domain.state.consentCount, 2)
+        _ = try await domain.rotateKeys()
+        try await domain.advanceClock(by: 1000)
+        XCTAssertEqual(domain.consentCount, 2)
 
-        let caused = events(of: domain) { domain.state.reset() }
+        let caused = events(of: domain) { _ = domain.reset() }
         XCTAssertEqual(summary(caused), ["reset"])
-        XCTAssertEqual(domain.state.users.map(\.user.id), ["alice", "bob", "carol"])
-        XCTAssertNil(domain.state.user("dora"))
-        XCTAssertEqual(domain.state.consentCount, 0)
-        XCTAssertEqual(domain.state.pendingCodeCount, 0)
-        XCTAssertEqual(domain.clock.seconds, frozenNow)
-        XCTAssertTrue(domain.clock.isFrozen)
-        XCTAssertEqual(domain.state.keys.map(\.keyID), Self.initialKeys)
-        XCTAssertEqual(domain.state.keys.map(\.state), [.active, .published, .published])
-        XCTAssertEqual(domain.state.signingKeyID, "W2ek7HdPaL")
+        XCTAssertEqual(domain.users.map(\.user.id), ["alice", "bob", "carol"])
+        XCTAssertNil(domain.user("dora"))
+        XCTAssertEqual(domain.consentCount, 0)
+        XCTAssertEqual(domain.pendingCodeCount, 0)
+        XCTAssertEqual(domain.now, frozenNow)
+        XCTAssertTrue(domain.clockState.isFrozen)
+        XCTAssertEqual(domain.keyRecords.map(\.keyID), Self.initialKeys)
+        XCTAssertEqual(domain.keyRecords.map(\.state), [.active, .published, .published])
+        XCTAssertEqual(domain.signingKeyID, "W2ek7HdPaL")
         // Nothing issued before works after.
         XCTAssertEqual(assertThrows(try refresh(domain, refreshToken)) as? OAuthError, .invalidGrant)
         XCTAssertEqual(assertThrows(try redeem(domain, pending)) as? OAuthError, .codeExpired)
@@ -504,7 +511,7 @@ final class DomainOperationTests: XCTestCase {
         let domain = try makeDomain()
         let tokens = try redeem(domain, try XCTUnwrap(try approve(domain)["code"]))
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .authorized)
-        try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain), "token": try XCTUnwrap(tokens["access_token"]?.stringValue)])
+        try domain.revoke(form: ["client_id": "com.example.web", "client_secret": try secret(domain), "token": try XCTUnwrap(tokens["access_token"]?.stringValue)])
         XCTAssertEqual(try domain.credentialState(user: "alice", clientID: "com.example.app"), .revoked)
         XCTAssertEqual(try domain.credentialState(user: teamSub("alice"), clientID: "com.example.web"), .revoked)
     }
@@ -523,15 +530,15 @@ final class DomainOperationTests: XCTestCase {
         let domain = try makeTwoTeamDomain()
         try nativeSignIn(domain, user: "bob")
         try nativeSignIn(domain, user: "alice")
-        let bearer = try XCTUnwrap(try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+        let bearer = try XCTUnwrap(try domain.token(form: ["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
                                                      "grant_type": "client_credentials", "scope": "user.migration"])["access_token"]?.stringValue)
         let form = ["sub": teamSub("bob"), "target": Self.teamB, "client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app")]
         // Refused twin: no bearer, no transfer.
-        XCTAssertEqual(assertThrows(try domain.userMigrationInfo(form, bearer: nil)) as? OAuthError, .invalidRequest)
+        XCTAssertEqual(assertThrows(try domain.userMigrationInfo(form: form, bearer: nil)) as? OAuthError, .invalidRequest)
         XCTAssertEqual(try domain.credentialState(user: "bob", clientID: "com.example.app"), .authorized)
 
         var answer = JSONObject()
-        let caused = try events(of: domain) { answer = try domain.userMigrationInfo(form, bearer: bearer) }
+        let caused = try events(of: domain) { answer = try domain.userMigrationInfo(form: form, bearer: bearer) }
         XCTAssertEqual(summary(caused), ["transfer-started bob MOCKTEAM01→\(Self.teamB)"])
         let transferSub = try XCTUnwrap(answer["transfer_sub"]?.stringValue)
         XCTAssertEqual(try domain.credentialState(user: "bob", clientID: "com.example.app"), .transferred)

@@ -72,7 +72,7 @@ final class EventFeedTests: XCTestCase {
 
     func testFeed_ReaderFarBehind_GetsWhatIsKeptAndHowManyItMissed() async throws {
         let mock = try frozenClient()
-        try advanceClockInProcess(mock, by: 1, times: eventLogCapacity + 5)
+        try await advanceClockInProcess(mock, by: 1, times: eventLogCapacity + 5)
         let (events, _, missed) = try await feed(mock, "?limit=2")
         XCTAssertEqual(missed, 5)
         XCTAssertEqual(events.map { $0["sequence"]?.intValue }, [6, 7])

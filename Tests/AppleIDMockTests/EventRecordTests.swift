@@ -28,7 +28,7 @@ final class EventRecordTests: XCTestCase {
     }
 
     private func secret(_ domain: AppleIDDomain, _ clientID: String, team: String = "MOCKTEAM01") throws -> String {
-        try ClientSecret.make(teamID: team, keyID: "MOCKKEY001", clientID: clientID, privateKey: mockDeveloperKey, issuedAt: domain.state.now, lifetime: 3600)
+        try ClientSecret.make(teamID: team, keyID: "MOCKKEY001", clientID: clientID, privateKey: mockDeveloperKey, issuedAt: domain.now, lifetime: 3600)
     }
 
     private func approve(_ domain: AppleIDDomain, user: String) throws -> String {
@@ -39,50 +39,50 @@ final class EventRecordTests: XCTestCase {
     }
 
     private func redeem(_ domain: AppleIDDomain, _ code: String) throws -> JSONObject {
-        try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"), "grant_type": "authorization_code",
+        try domain.token(form: ["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"), "grant_type": "authorization_code",
                           "code": code, "redirect_uri": webRedirect])
     }
 
     private func snapshot(_ domain: AppleIDDomain) -> World.Snapshot {
-        domain.state.read { world, _ in world.snapshot }
+        domain.reading { world, _ in world.snapshot }
     }
 
     // MARK: - Replay
 
-    func testReplay_TheEventsOfABusyRun_RebuildTheSameWorld() throws {
+    func testReplay_TheEventsOfABusyRun_RebuildTheSameWorld() async throws {
         let domain = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
         // Sign-ins, exchanges, a refresh, a revoke.
         let alice = try redeem(domain, try approve(domain, user: "alice"))
-        _ = try domain.token(["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"), "grant_type": "refresh_token",
+        _ = try domain.token(form: ["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"), "grant_type": "refresh_token",
                               "refresh_token": try XCTUnwrap(alice["refresh_token"]?.stringValue)])
         let bob = try redeem(domain, try approve(domain, user: "bob"))
-        try domain.revoke(["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"),
+        try domain.revoke(form: ["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"),
                            "token": try XCTUnwrap(bob["access_token"]?.stringValue)])
         _ = try approve(domain, user: "bob")
         _ = try domain.nativeSignIn(userID: "alice", clientID: Self.teamBApp, scopes: ["email"], nonce: nil, hideEmail: true)
         // Users, account events, keys, the clock (with the rotation pattern), a transfer, a reset, and more after it.
         _ = try domain.addUser(Scenario.User(id: "dora", email: "dora@example.com", givenName: "Dora", familyName: "Doe", hideEmail: true))
         _ = try domain.nativeSignIn(userID: "dora", clientID: "com.example.app", scopes: ["email"], nonce: nil, hideEmail: nil)
-        try domain.state.accountEvent(.emailDisabled, user: "dora", clientID: "com.example.app")
-        try domain.state.accountEvent(.emailEnabled, user: "dora", clientID: "com.example.app")
-        _ = try domain.publishKey(keyID: "Custom1", pem: nil)
+        try domain.accountEvent(.emailDisabled, user: "dora", clientID: "com.example.app")
+        try domain.accountEvent(.emailEnabled, user: "dora", clientID: "com.example.app")
+        _ = try await domain.publishKey(keyID: "Custom1", privateKey: nil)
         try domain.activateKey("Custom1")
         try domain.retireKey("r8TcNf3QsJ")
-        _ = try domain.rotateKeys()
-        try domain.clock.advance(by: 31 * 86_400)
+        _ = try await domain.rotateKeys()
+        try await domain.advanceClock(by: 31 * 86_400)
         _ = try approve(domain, user: "alice")
-        let bearer = try XCTUnwrap(try domain.token(["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
+        let bearer = try XCTUnwrap(try domain.token(form: ["client_id": "com.example.app", "client_secret": try secret(domain, "com.example.app"),
                                                      "grant_type": "client_credentials", "scope": "user.migration"])["access_token"]?.stringValue)
-        _ = try domain.userMigrationInfo(["sub": teamSub("alice"), "target": Self.teamB, "client_id": "com.example.app",
+        _ = try domain.userMigrationInfo(form: ["sub": teamSub("alice"), "target": Self.teamB, "client_id": "com.example.app",
                                           "client_secret": try secret(domain, "com.example.app")], bearer: bearer)
-        try domain.state.accountEvent(.accountDelete, user: "alice", clientID: "com.example.app")
-        try domain.clock.advance(by: 301)
+        try domain.accountEvent(.accountDelete, user: "alice", clientID: "com.example.app")
+        try await domain.advanceClock(by: 301)
         _ = try approve(domain, user: "bob")
-        domain.state.reset()
+        domain.reset()
         _ = try redeem(domain, try approve(domain, user: "alice"))
-        try domain.state.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.web")
+        try domain.accountEvent(.consentRevoked, user: "alice", clientID: "com.example.web")
 
-        let (events, missed) = domain.state.events()
+        let (events, missed) = domain.events.events()
         XCTAssertEqual(missed, 0)
         XCTAssertEqual(events.first?.sequence, 1, "every event since start")
         let kinds = Set(events.map(\.event.name))
@@ -91,15 +91,22 @@ final class EventRecordTests: XCTestCase {
                      "relay-forwarding-changed", "account-event", "reset"] {
             XCTAssertTrue(kinds.contains(name), "the busy run recorded no \(name)")
         }
-        // A fresh mock with the same scenario and seed, given the events, is the same world.
-        let replayed = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
-        XCTAssertNotEqual(snapshot(replayed), snapshot(domain))
-        replayed.state.replay(events.map(\.event))
+        // A fresh mock with the same scenario and seed, given the beginning and the events, is the same world.
+        func replay(_ events: [RecordedEvent]) throws -> AppleIDDomain {
+            var configuration = AppleIDMockConfiguration()
+            configuration.keysDirectory = repositoryRoot + "/Keys/signing"
+            configuration.log = { _ in }
+            configuration.scenario = domain.scenario
+            configuration.seed = 42
+            return try AppleIDDomain(configuration: configuration, restored: StoredState(genesis: domain.owner.genesis, events: events))
+        }
+        let fresh = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
+        XCTAssertNotEqual(snapshot(fresh), snapshot(domain))
+        let replayed = try replay(events)
         XCTAssertEqual(snapshot(replayed), snapshot(domain))
-        XCTAssertEqual(replayed.state.jwksBody(shuffled: false), domain.state.jwksBody(shuffled: false))
+        XCTAssertEqual(replayed.jwksBody(shuffled: false), domain.jwksBody(shuffled: false))
         // The twin: the last consent's end left out (an account event changes no state itself), and the worlds differ.
-        let partial = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
-        partial.state.replay(events.dropLast(2).map(\.event))
+        let partial = try replay(Array(events.dropLast(2)))
         XCTAssertNotEqual(snapshot(partial), snapshot(domain))
     }
 
@@ -110,34 +117,34 @@ final class EventRecordTests: XCTestCase {
         let domain = try makeDomain { $0.maxPendingCodes = 1 }
         _ = try approve(domain, user: "alice")
         let before = snapshot(domain)
-        let sequence = domain.state.lastEventSequence
+        let sequence = domain.lastEventSequence
         XCTAssertThrowsError(try approve(domain, user: "bob"))
         XCTAssertEqual(snapshot(domain), before, "a refused operation changes nothing")
-        XCTAssertNil(domain.state.consent(userID: "bob", clientID: "com.example.web"))
-        XCTAssertEqual(domain.state.lastEventSequence, sequence)
+        XCTAssertNil(domain.consent(userID: "bob", clientID: "com.example.web"))
+        XCTAssertEqual(domain.lastEventSequence, sequence)
         // The twin: with room again, bob's sign-in grants his consent, reported as an event.
-        _ = try redeem(domain, try XCTUnwrap(domain.state.read { world, _ in world.pendingCodes.grants.keys.first }))
+        _ = try redeem(domain, try XCTUnwrap(domain.reading { world, _ in world.pendingCodes.grants.keys.first }))
         _ = try approve(domain, user: "bob")
-        XCTAssertNotNil(domain.state.consent(userID: "bob", clientID: "com.example.web"))
-        XCTAssertTrue(domain.state.events(after: sequence).events.contains {
+        XCTAssertNotNil(domain.consent(userID: "bob", clientID: "com.example.web"))
+        XCTAssertTrue(domain.recordedEvents(after: sequence).contains {
             if case .consentGranted(let grant) = $0.event { grant.userID == "bob" } else { false }
         })
     }
 
     // MARK: - Races
 
-    func testMovingTheClockPastARotation_ChangesTimeAndSignerInOneCriticalSection() throws {
+    func testMovingTheClockPastARotation_ChangesTimeAndSignerInOneCriticalSection() async throws {
         let every: Int64 = 30 * 86_400
         let domain = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: Int(every), publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
-        let state = domain.state
+        let owner = domain.owner
         // What anyone could observe between operations: the mock time and the signer, after each one.
         let seen = Mutex<[(now: Int64, kid: String?)]>([])
-        state.subscribe {
-            let observed = state.read { world, now in (now, world.signingKey?.keyID) }
+        owner.events.subscribe {
+            let observed = owner.read { world, now in (now, world.signingKey?.keyID) }
             seen.withLock { $0.append(observed) }
         }
-        try domain.clock.advance(by: Double(every - 8 * 86_400))
-        try domain.clock.advance(by: Double(8 * 86_400))
+        try await domain.advanceClock(by: Double(every - 8 * 86_400))
+        try await domain.advanceClock(by: Double(8 * 86_400))
         let observations = seen.withLock { $0 }
         XCTAssertGreaterThanOrEqual(observations.count, 2)
         let late = observations.filter { $0.now >= frozenNow + every }
@@ -147,7 +154,7 @@ final class EventRecordTests: XCTestCase {
         XCTAssertTrue(observations.contains { $0.now < frozenNow + every && $0.kid == "W2ek7HdPaL" })
     }
 
-    func testMockTime_NeverRunsBackwards_BetweenOperations() throws {
+    func testMockTime_NeverRunsBackwards_BetweenOperations() async throws {
         // Real time read before the lock: a later reader can hold an earlier time (here, 10 s earlier every other read).
         let reads = Atomic<Int>(0)
         let domain = try makeDomain { configuration in
@@ -158,15 +165,15 @@ final class EventRecordTests: XCTestCase {
             }
         }
         for index in 0..<20 { _ = try approve(domain, user: index % 2 == 0 ? "alice" : "bob") }
-        let times = domain.state.events().events.map(\.at)
+        let times = domain.recordedEvents().map(\.at)
         XCTAssertEqual(times.count, 22, "two first consents and 20 codes")
         XCTAssertEqual(times, times.sorted(), "mock time ran backwards between operations")
-        let authTimes = domain.state.events().events.compactMap { if case .codeIssued(_, let grant) = $0.event { grant.authTime } else { nil } }
+        let authTimes = domain.recordedEvents().compactMap { if case .codeIssued(_, let grant) = $0.event { grant.authTime } else { nil } }
         XCTAssertEqual(authTimes, authTimes.sorted())
         // The twin: moving the clock back on purpose still moves it back.
-        try domain.clock.advance(by: -3600)
+        try await domain.advanceClock(by: -3600)
         _ = try approve(domain, user: "alice")
-        XCTAssertLessThan(try XCTUnwrap(domain.state.events().events.last?.at), try XCTUnwrap(times.last))
+        XCTAssertLessThan(try XCTUnwrap(domain.recordedEvents().last?.at), try XCTUnwrap(times.last))
     }
 
     func testDraws_ComeFromTheWorldsStream_SoARefusedOperationDrawsNothing() throws {
@@ -180,21 +187,21 @@ final class EventRecordTests: XCTestCase {
         _ = try approve(refused, user: "alice")
         _ = try approve(untouched, user: "alice")
         struct Refused: Error {}
-        XCTAssertThrowsError(try refused.state.perform { (_, _, changes) throws(Refused) in
+        XCTAssertThrowsError(try refused.owner.perform { (_, _, changes) throws(Refused) in
             _ = changes.random.bytes(64)
             throw Refused()
         })
         XCTAssertThrowsError(try approve(refused, user: "bob"), "the store is full")
         // Both redeem alice's code: the refused sign-in drew nothing, so the same seed gives the same tokens.
-        let refusedCode = try XCTUnwrap(refused.state.read { world, _ in world.pendingCodes.grants.keys.first })
-        let untouchedCode = try XCTUnwrap(untouched.state.read { world, _ in world.pendingCodes.grants.keys.first })
+        let refusedCode = try XCTUnwrap(refused.reading { world, _ in world.pendingCodes.grants.keys.first })
+        let untouchedCode = try XCTUnwrap(untouched.reading { world, _ in world.pendingCodes.grants.keys.first })
         XCTAssertEqual(refusedCode, untouchedCode)
         XCTAssertEqual(try redeem(refused, refusedCode)["access_token"], try redeem(untouched, untouchedCode)["access_token"])
         // The twin: a sign-in that succeeds draws, and the next tokens differ.
         _ = try approve(untouched, user: "bob")
         _ = try approve(refused, user: "alice")
-        XCTAssertNotEqual(refused.state.read { world, _ in world.pendingCodes.grants.keys.sorted() },
-                          untouched.state.read { world, _ in world.pendingCodes.grants.keys.sorted() })
+        XCTAssertNotEqual(refused.reading { world, _ in world.pendingCodes.grants.keys.sorted() },
+                          untouched.reading { world, _ in world.pendingCodes.grants.keys.sorted() })
     }
 
     // MARK: - Deterministic mode
@@ -204,7 +211,7 @@ final class EventRecordTests: XCTestCase {
             try makeDomain { configuration in
                 configuration.seed = seed
                 configuration.scenario.signingKeys.count = 4
-            }.state.keys.map(\.keyID)
+            }.keyRecords.map(\.keyID)
         }
         let seeded = try kids(seed: 7)
         XCTAssertEqual(seeded.count, 4)
@@ -221,14 +228,14 @@ final class EventRecordTests: XCTestCase {
         let domain = try makeDomain()
         _ = try redeem(domain, try approve(domain, user: "alice"))
         _ = try domain.nativeSignIn(userID: "alice", clientID: Self.teamBApp, scopes: ["email"], nonce: nil, hideEmail: true)
-        let sequence = domain.state.lastEventSequence
-        let told = try domain.state.accountEvent(.accountDelete, user: "alice", clientID: "com.example.app")
+        let sequence = domain.lastEventSequence
+        let told = try domain.accountEvent(.accountDelete, user: "alice", clientID: "com.example.app")
         XCTAssertEqual(told.count, 2)
-        let records = domain.state.events(after: sequence).events.compactMap { if case .accountEvent(let record) = $0.event { record } else { nil } }
+        let records = domain.recordedEvents(after: sequence).compactMap { if case .accountEvent(let record) = $0.event { record } else { nil } }
         XCTAssertEqual(records.map(\.groupID), ["com.example.app", Self.teamBApp], "the named app group first, then every other one")
         XCTAssertEqual(records.map(\.subject), [teamSub("alice"), teamSub("alice", team: Self.teamB)])
-        XCTAssertEqual(domain.state.consentCount, 0)
-        let notifications = domain.state.events(after: sequence).events.compactMap { recorded -> PendingNotification? in
+        XCTAssertEqual(domain.consentCount, 0)
+        let notifications = domain.recordedEvents(after: sequence).compactMap { recorded -> PendingNotification? in
             guard case .accountEvent(let record) = recorded.event else { return nil }
             return NotificationDeliverer.notification(for: record, sequence: recorded.sequence, scenario: domain.scenario, issuer: domain.issuer)
         }
@@ -236,9 +243,9 @@ final class EventRecordTests: XCTestCase {
         XCTAssertEqual(notifications.map { $0.claims["aud"] }, ["com.example.app", .string(Self.teamBApp)])
         XCTAssertEqual(Set(notifications.compactMap { $0.claims["jti"]?.stringValue }).count, 2, "each notification its own jti")
         // The twin: a second deletion event is refused (the account is gone) and tells no one.
-        XCTAssertEqual((assertThrows(try domain.state.accountEvent(.accountDelete, user: "alice", clientID: Self.teamBApp)) as? AccountEventError)?.kind, .notPossible)
+        XCTAssertEqual((assertThrows(try domain.accountEvent(.accountDelete, user: "alice", clientID: Self.teamBApp)) as? AccountEventError)?.kind, .notPossible)
         // A user who signed in to one app group only: one notification.
         _ = try redeem(domain, try approve(domain, user: "bob"))
-        XCTAssertEqual(try domain.state.accountEvent(.accountDelete, user: "bob", clientID: "com.example.web").count, 1)
+        XCTAssertEqual(try domain.accountEvent(.accountDelete, user: "bob", clientID: "com.example.web").count, 1)
     }
 }

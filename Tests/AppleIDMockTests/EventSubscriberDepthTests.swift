@@ -1,4 +1,4 @@
-import AppleIDMock
+@testable import AppleIDMock
 import Foundation
 import JOSE
 import XCTest
@@ -23,17 +23,16 @@ final class EventSubscriberDepthTests: XCTestCase {
         let credential = try domain.nativeSignIn(userID: "bob", clientID: "com.example.app", scopes: ["name", "email"], nonce: nil, hideEmail: true)
         let secret = try ClientSecret.make(teamID: "MOCKTEAM01", keyID: "MOCKKEY001", clientID: "com.example.app", privateKey: mockDeveloperKey,
                                            issuedAt: frozenNow, lifetime: 3600)
-        _ = try domain.token(["client_id": "com.example.app", "client_secret": secret, "grant_type": "authorization_code",
+        _ = try domain.token(form: ["client_id": "com.example.app", "client_secret": secret, "grant_type": "authorization_code",
                               "code": credential.authorizationCode])
 
         let depths = StackDepths()
-        let state = domain.state
-        state.subscribe {
+        domain.events.subscribe {
             var marker = 0
             depths.record(withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) })
         }
         for index in 0..<Self.events {
-            try state.accountEvent(index % 2 == 0 ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
+            try domain.accountEvent(index % 2 == 0 ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
             // Stop early, before a growing chain could overflow the test's stack.
             if depths.spread > Self.slack { break }
         }

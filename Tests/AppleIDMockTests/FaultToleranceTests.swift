@@ -1,4 +1,4 @@
-import AppleIDMock
+@testable import AppleIDMock
 import Foundation
 import Glibc
 import JOSE
@@ -325,7 +325,7 @@ final class FaultToleranceTests: XCTestCase {
             let refreshToken = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
             let code = try server.webCode()
             // The consent the refresh token was issued under (alice's, for the web client's group).
-            let consent = try XCTUnwrap(server.domain.state.consent(userID: "alice", clientID: "com.example.web"))
+            let consent = try XCTUnwrap(server.domain.consent(userID: "alice", clientID: "com.example.web"))
             let keys = try server.get("/auth/keys")
             XCTAssertEqual(keys.status, 200)
             // Every lazily opened descriptor (randomness, dispatch) is open by now.
@@ -361,8 +361,8 @@ final class FaultToleranceTests: XCTestCase {
         try assertTokenAnswer(try server.refresh(witness.refreshToken), keys: Self.refreshKeys, file: file, line: line)
         try assertTokenAnswer(try server.redeem(witness.code), keys: Self.codeKeys, file: file, line: line)
         assertAppleError(try server.redeem(witness.code), Self.usedCode, file: file, line: line)
-        XCTAssertEqual(server.domain.state.consent(userID: "alice", clientID: "com.example.web"), witness.consent, file: file, line: line)
-        XCTAssertEqual(server.domain.state.consentCount, 1, "consents", file: file, line: line)
+        XCTAssertEqual(server.domain.consent(userID: "alice", clientID: "com.example.web"), witness.consent, file: file, line: line)
+        XCTAssertEqual(server.domain.consentCount, 1, "consents", file: file, line: line)
     }
 
     /// Sends `raw` on a fresh connection; expects the HTTP layer's `code` error, then a close.

@@ -27,7 +27,7 @@ final class InMemoryMockTests: XCTestCase {
         XCTAssertEqual(transport.posts.map(\.url), ["https://backend.example/apple/notifications"])
         XCTAssertEqual(transport.posts.map(\.body), [#"{"payload":"\#(jwt)"}"#])
         let token = try CompactJWS.parse(jwt)
-        XCTAssertTrue(token.verifyRS256(with: try XCTUnwrap(mock.domain.state.publicKey(keyID: try XCTUnwrap(token.keyID)))))
+        XCTAssertTrue(token.verifyRS256(with: try XCTUnwrap(mock.domain.publicKey(keyID: try XCTUnwrap(token.keyID)))))
         XCTAssertEqual(PendingNotificationEvent.type(of: token), "consent-revoked")
         // The delivery log over the control API says the same.
         let log = try jsonObject(await mock.get("/__mock/notifications").body)

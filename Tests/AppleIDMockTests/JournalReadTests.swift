@@ -11,7 +11,7 @@ final class JournalReadTests: XCTestCase {
     /// A journal over the built-in scenario's routes.
     private func journal(capacity: Int = 10_000) throws -> RequestJournal {
         let journal = RequestJournal(capacity: capacity, realTime: { 1_700_000_000 })
-        journal.attach(try AppleIDMockServer.routes())
+        journal.attach(try routeTable())
         return journal
     }
 

@@ -1,12 +1,15 @@
 @testable import AppleIDMock
+import JOSE
+import MiniHTTP
 import XCTest
 
-// The few things a test reads or does behind the HTTP door, each in one function, so the
-// issue 36 refactor (the state engine internal, `domain` internal) has one place to repoint.
-// Everything else the converted suites do goes through `MockClient.respond`.
+// The few things a test reads or does behind the HTTP door, each in one function: the state
+// engine is internal (issue 36), and these are the tests' read view over its owner. Everything
+// else the converted suites do goes through `MockClient.respond`, `MockControls` or the domain's
+// own methods.
 
 /// The domain behind either door.
-private func domain(of client: any MockClient) -> AppleIDDomain {
+func domain(of client: any MockClient) -> AppleIDDomain {
     switch client {
     case let memory as InMemoryClient: memory.mock.domain
     case let live as LiveClient: live.server.domain
@@ -17,38 +20,125 @@ private func domain(of client: any MockClient) -> AppleIDDomain {
 /// How many authorization codes the mock holds, issued and neither redeemed nor pruned (no route
 /// tells it: a redeemed or expired code must not stay in memory).
 func pendingCodeCount(_ client: any MockClient) -> Int {
-    domain(of: client).state.pendingCodeCount
+    domain(of: client).pendingCodeCount
 }
 
 /// One turn of the mock's background tick (prunes expired codes), at once rather than on its timer.
 func runTick(_ client: any MockClient) {
-    _ = domain(of: client).state.tick()
+    domain(of: client).tick(stopping: { false })
 }
 
 /// How many events the mock keeps (older ones are counted as missed by a reader far behind).
-let eventLogCapacity = MockState.eventCapacity
+let eventLogCapacity = EventStream.capacity
 
 /// Suspends until `feedReaders` long-polls of `/__mock/events` and `notificationReaders` of
 /// `/__mock/notifications` are parked in the mock, so that what the test does next has to wake
 /// them (nothing on the wire says a reader waits); fails the test after `seconds`.
 func untilFeedReadersWait(_ client: any MockClient, _ feedReaders: Int = 1, notificationReaders: Int = 0, seconds: Double = 10,
                           file: StaticString = #filePath, line: UInt = #line) async throws {
-    let (state, deliverer): (MockState, NotificationDeliverer) = switch client {
-    case let memory as InMemoryClient: (memory.mock.domain.state, memory.mock.notifications)
-    case let live as LiveClient: (live.server.domain.state, live.server.notifications)
+    let (events, deliverer): (EventStream, NotificationDeliverer) = switch client {
+    case let memory as InMemoryClient: (memory.mock.domain.events, memory.mock.notifications)
+    case let live as LiveClient: (live.server.domain.events, live.server.notifications)
     default: preconditionFailure("no mock behind \(type(of: client))")
     }
     let deadline = ContinuousClock.now + .seconds(seconds)
-    while state.waitingReaders < feedReaders || deliverer.waitingReaders < notificationReaders {
+    while events.waitingReaders < feedReaders || deliverer.waitingReaders < notificationReaders {
         guard ContinuousClock.now < deadline else { return XCTFail("no reader parked within \(seconds) s", file: file, line: line) }
         try await Task.sleep(for: .milliseconds(2))
     }
 }
 
-/// Moves the mock clock `times` times by `seconds` through the Swift API (`ClockHandle`) rather
-/// than as many `POST /__mock/clock` requests: for filling the event record fast. Issue 36's
-/// `MockControls.advanceClock(by:)` is this call on both harnesses.
-func advanceClockInProcess(_ client: any MockClient, by seconds: Double, times: Int = 1) throws {
-    let clock = domain(of: client).clock
-    for _ in 0..<times { try clock.advance(by: seconds) }
+/// Moves the mock clock `times` times by `seconds` through the domain (the operation
+/// `MockControls.advanceClock(by:)` runs) rather than as many `POST /__mock/clock` requests: for
+/// filling the event record fast.
+func advanceClockInProcess(_ client: any MockClient, by seconds: Double, times: Int = 1) async throws {
+    let domain = domain(of: client)
+    for _ in 0..<times { try await domain.moveClock([.advance(seconds)]) }
+}
+
+// MARK: - The tests' read view over the state
+
+extension AppleIDDomain {
+    /// Runs `body` over the world as it stands, at mock now in whole seconds (nothing changes).
+    func reading<T>(_ body: (World, Int64) -> T) -> T { owner.read(body) }
+
+    /// How many consents are live.
+    var consentCount: Int { owner.read { world, _ in world.consents.count } }
+
+    /// The newest event's sequence number (0 before the first).
+    var lastEventSequence: UInt64 { events.lastSequence }
+
+    /// The kept events after `after`, oldest first.
+    func recordedEvents(after: UInt64 = 0) -> [RecordedEvent] { events.events(after: after).events }
+
+    /// The kid that signs new tokens now.
+    var signingKeyID: String? { keys.signingKeyID }
+
+    /// Every key the mock has known, in publication order.
+    var keyRecords: [KeyRecord] { keys.records }
+
+    /// The published public key with `kid`; nil once retired or never published.
+    func publicKey(keyID: String) -> RSAPublicKey? { publishedKey(keyID)?.privateKey.publicKey }
+
+    /// `/auth/keys`' body as served now (in publication order unless `shuffled`).
+    func jwksBody(shuffled: Bool = false) -> [UInt8] { KeysEndpoint.body(publishedKeys.fragments(shuffled: shuffled)) }
+
+    /// The world's comparable state (users, consents, codes, keys, clock, …) and its faults.
+    var worldSnapshot: World.Snapshot { owner.read { world, _ in world.snapshot } }
+
+    /// Moves the clock by `seconds` (back when negative), as `POST /__mock/clock` does.
+    func advanceClock(by seconds: Double) async throws { try await moveClock([.advance(seconds)]) }
+
+    /// Sets the clock to `instant` (seconds since 1970).
+    func setClock(to instant: Double) async throws { try await moveClock([.set(instant)]) }
+
+    /// `/auth/token` with the form `form`, as its endpoint decodes it; Apple's JSON answer
+    /// rendered as the endpoint renders it. A refusal throws its `OAuthError`.
+    func token(form: [String: String]) throws -> JSONObject {
+        let request = TokenRequest(clientID: form["client_id"], clientSecret: form["client_secret"], grantType: form["grant_type"],
+                                   code: form["code"], redirectURI: form["redirect_uri"], codeVerifier: form["code_verifier"],
+                                   refreshToken: form["refresh_token"], scope: form["scope"])
+        do {
+            return TokenEndpoint.json(try token(request))
+        } catch {
+            switch error {
+            case .refused(let refusal): throw refusal
+            case .signing(let reason): throw TokenSigningFailed(reason: reason)
+            }
+        }
+    }
+
+    /// `/auth/revoke` with the form `form`.
+    func revoke(form: [String: String]) throws(OAuthError) {
+        try revoke(RevokeRequest(clientID: form["client_id"], clientSecret: form["client_secret"], token: form["token"]))
+    }
+
+    /// `/auth/usermigrationinfo` with the form `form` and `bearer`; Apple's JSON answer.
+    func userMigrationInfo(form: [String: String], bearer: String?) throws(OAuthError) -> JSONObject {
+        MigrationEndpoint.json(try userMigrationInfo(MigrationRequest(clientID: form["client_id"], clientSecret: form["client_secret"], bearer: bearer,
+                                                                      subject: form["sub"], target: form["target"], transferSubject: form["transfer_sub"])))
+    }
+}
+
+/// Fails unless `body` throws; returns the error for further checks (`XCTAssertThrowsError`
+/// cannot take `await`).
+@discardableResult
+func assertThrowsAsync<T>(_ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line) async -> (any Error)? {
+    do {
+        let value = try await body()
+        XCTFail("expected an error, got \(value)", file: file, line: line)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// The route table of `configuration`'s mock at `baseURL`, built alone: no socket, no deliverer,
+/// no journal (what `AppleIDMockServer.routes()` gave before issue 36).
+func routeTable(_ configuration: AppleIDMockConfiguration = AppleIDMockConfiguration(), baseURL: String = "http://127.0.0.1:8080") throws -> RouteTable {
+    let domain = try AppleIDDomain(configuration: configuration)
+    let site = SiteAddress()
+    site.set(baseURL)
+    return Routes.table(domain: domain, site: site, control: MockAssembly.controlGuard(configuration),
+                        requests: RequestLog(level: configuration.logLevel, sink: configuration.log))
 }

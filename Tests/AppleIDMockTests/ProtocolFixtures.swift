@@ -110,7 +110,7 @@ func derSignature(fromRaw raw: [UInt8]) -> [UInt8] {
 
 extension AppleIDMockServer {
     /// Mock "now" in whole seconds.
-    var now: Int64 { domain.clock.seconds }
+    var now: Int64 { domain.now }
 
     /// A fresh connection.
     func client() throws -> RawHTTPClient {
@@ -229,6 +229,15 @@ extension AppleIDMockServer {
         return try jsonObject(response.body, file: file, line: line)
     }
 
+    /// `POST /__mock/events`: a user's action at Apple; returns the id of the notification it
+    /// queued (nil when none was made), after checking the answer is 202.
+    @discardableResult
+    func postEvent(_ type: String, user: String, clientID: String = "com.example.app", file: StaticString = #filePath, line: UInt = #line) throws -> UInt64? {
+        let answer = try postJSON("/__mock/events", jsonText(["type": .string(type), "user": .string(user), "client_id": .string(clientID)]))
+        XCTAssertEqual(answer.status, 202, answer.text, file: file, line: line)
+        return try jsonObject(answer.body, file: file, line: line)["notification"]?.intValue.map(UInt64.init)
+    }
+
     /// `POST /__mock/sign-in`.
     func nativeSignIn(user: String = "alice", clientID: String = "com.example.app", scopes: [String]? = ["name", "email"],
                       nonce: String? = "native-nonce", hideEmail: Bool? = nil) throws -> RawHTTPResponse {
@@ -245,7 +254,7 @@ extension AppleIDMockServer {
     /// payload bytes as text.
     func verifiedPayload(_ token: String?, file: StaticString = #filePath, line: UInt = #line) throws -> String {
         let jws = try CompactJWS.parse(try XCTUnwrap(token, "no id_token", file: file, line: line))
-        let key = try XCTUnwrap(domain.state.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), file: file, line: line)
+        let key = try XCTUnwrap(domain.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), file: file, line: line)
         XCTAssertTrue(jws.verifyRS256(with: key), "id_token signature does not verify", file: file, line: line)
         XCTAssertEqual(jws.headerSegment, Base64URL.encode(Array(#"{"kid":"\#(jws.keyID!)","alg":"RS256"}"#.utf8)), file: file, line: line)
         return String(decoding: jws.payload, as: UTF8.self)

@@ -20,33 +20,36 @@ final class PublishedKeysBoundTests: XCTestCase {
     }
 
     private func published(_ domain: AppleIDDomain) -> [String] {
-        domain.state.keys.filter { $0.state != .retired }.map(\.keyID)
+        domain.keyRecords.filter { $0.state != .retired }.map(\.keyID)
     }
 
-    func testPublishKey_IsRefusedBeyondTheBound_AndAcceptedOnceAKeyIsRetired() throws {
+    func testPublishKey_IsRefusedBeyondTheBound_AndAcceptedOnceAKeyIsRetired() async throws {
         let domain = try makeDomain(maxPublished: 4)
-        XCTAssertEqual(try domain.publishKey(keyID: "Fourth0001", pem: nil), "Fourth0001")
-        XCTAssertEqual(assertThrows(try domain.publishKey(keyID: "Fifth00001", pem: nil)) as? KeyOperationError, .tooMany("Fifth00001", limit: 4))
+        let fourth = try await domain.publishKey(keyID: "Fourth0001", privateKey: nil)
+        XCTAssertEqual(fourth, "Fourth0001")
+        let refused = await assertThrowsAsync { try await domain.publishKey(keyID: "Fifth00001", privateKey: nil) }
+        XCTAssertEqual(refused as? KeyOperationError, .tooMany("Fifth00001", limit: 4))
         XCTAssertEqual(published(domain), Self.initialKeys + ["Fourth0001"])
         try domain.retireKey("Ymq4vB9xTz")
-        XCTAssertEqual(try domain.publishKey(keyID: "Fifth00001", pem: nil), "Fifth00001")
+        let fifth = try await domain.publishKey(keyID: "Fifth00001", privateKey: nil)
+        XCTAssertEqual(fifth, "Fifth00001")
         XCTAssertEqual(published(domain).count, 4)
     }
 
-    func testRotate_RetiresTheOldestKeysThatNoLongerSign_ToStayWithinTheBound() throws {
+    func testRotate_RetiresTheOldestKeysThatNoLongerSign_ToStayWithinTheBound() async throws {
         let domain = try makeDomain(maxPublished: 4)
-        let first = try domain.rotateKeys()
+        let first = try await domain.rotateKeys()
         XCTAssertEqual(first.previous, "W2ek7HdPaL")
         XCTAssertEqual(first.retired, [])
-        let second = try domain.rotateKeys()
+        let second = try await domain.rotateKeys()
         // The oldest published key that does not sign goes: W2ek7HdPaL signed first but was
         // replaced, so it is the oldest non-signing key.
         XCTAssertEqual(second.retired, ["W2ek7HdPaL"])
         for _ in 0..<6 {
-            let step = try domain.rotateKeys()
+            let step = try await domain.rotateKeys()
             XCTAssertEqual(step.retired.count, 1)
             XCTAssertEqual(published(domain).count, 4)
-            XCTAssertEqual(domain.state.signingKeyID, step.keyID)
+            XCTAssertEqual(domain.signingKeyID, step.keyID)
         }
         XCTAssertEqual(published(domain).count, 4)
     }

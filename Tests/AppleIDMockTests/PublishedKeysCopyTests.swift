@@ -16,7 +16,7 @@ final class PublishedKeysCopyTests: XCTestCase {
     }
 
     private func publishedKids(_ domain: AppleIDDomain) throws -> [String] {
-        let body = try JSONParser.parse(domain.state.jwksBody(shuffled: false))
+        let body = try JSONParser.parse(domain.jwksBody(shuffled: false))
         guard case .object(let object) = body, case .array(let keys)? = object["keys"] else { throw Refused() }
         return keys.compactMap { key in
             guard case .object(let fields) = key, case .string(let kid)? = fields["kid"] else { return nil }
@@ -28,25 +28,25 @@ final class PublishedKeysCopyTests: XCTestCase {
         // All or nothing (issue 20): a refused operation publishes no key and records no event.
         let domain = try makeDomain()
         let key = try KeyRing.generate(keyID: "Thrown0001")
-        let before = domain.state.lastEventSequence
-        XCTAssertThrowsError(try domain.state.perform { (world, now, changes) throws(Refused) in
+        let before = domain.lastEventSequence
+        XCTAssertThrowsError(try domain.owner.perform { (world, now, changes) throws(Refused) in
             try? world.publishWithinBound(key, now: now, &changes)
             throw Refused()
         })
-        XCTAssertEqual(domain.state.keys.map(\.keyID), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
+        XCTAssertEqual(domain.keyRecords.map(\.keyID), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
         XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
-        XCTAssertEqual(domain.state.lastEventSequence, before)
+        XCTAssertEqual(domain.lastEventSequence, before)
         // The twin: the same operation that does not throw publishes the key, and says so.
-        try domain.state.perform { (world, now, changes) throws(KeyOperationError) in try world.publishWithinBound(key, now: now, &changes) }
+        try domain.owner.perform { (world, now, changes) throws(KeyOperationError) in try world.publishWithinBound(key, now: now, &changes) }
         XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ", "Thrown0001"])
-        XCTAssertEqual(domain.state.events(after: before).events.map(\.event.name), ["key-published"])
+        XCTAssertEqual(domain.recordedEvents(after: before).map(\.event.name), ["key-published"])
     }
 
     func testARefusedOperationThatChangesNothing_LeavesAuthKeysAsItWas() throws {
         let domain = try makeDomain()
-        let before = domain.state.jwksBody(shuffled: false)
-        XCTAssertThrowsError(try domain.state.perform { (_, _, _) throws(Refused) in throw Refused() })
-        XCTAssertEqual(domain.state.jwksBody(shuffled: false), before)
+        let before = domain.jwksBody(shuffled: false)
+        XCTAssertThrowsError(try domain.owner.perform { (_, _, _) throws(Refused) in throw Refused() })
+        XCTAssertEqual(domain.jwksBody(shuffled: false), before)
         XCTAssertEqual(try publishedKids(domain), ["W2ek7HdPaL", "Ymq4vB9xTz", "r8TcNf3QsJ"])
     }
 }

@@ -286,7 +286,7 @@ final class RequestJournalTests: XCTestCase {
         XCTAssertEqual(claims["sub"], "com.example.web")
         XCTAssertEqual(server.requests(matching: RequestFilter(control: true)).map(\.path), ["/__mock/authorize"])
         XCTAssertEqual(server.requests(matching: RequestFilter(status: .statusClass(4))).count, 0)
-        let waited = await server.requests(matching: RequestFilter(path: "/auth/token"), waitingUpTo: 5)
+        let waited = await server.requests(matching: RequestFilter(path: "/auth/token"), waitingUpTo: .seconds(5))
         XCTAssertEqual(waited.count, 1, "a match already there answers at once")
         XCTAssertEqual(server.clearRequests(), 2)
         XCTAssertEqual(server.requests().count, 0)

@@ -32,8 +32,9 @@ final class ServerStopTests: XCTestCase {
             $0.notificationResponseTimeout = 60
             $0.notificationShutdownGrace = 0.3
         }
-        _ = try server.signInNative(user: "alice", clientID: "com.example.app")
-        let id = try XCTUnwrap(try server.fireEvent("consent-revoked", user: "alice", clientID: "com.example.app"))
+        _ = try await server.signInNative(user: "alice", clientID: "com.example.app")
+        let fired = try await server.fireEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
+        let id = try XCTUnwrap(fired)
         // The request is on the wire, and its answer never comes.
         for _ in 0..<2_000 where server.notifications.records().first?.dueAt != .infinity { try await Task.sleep(nanoseconds: 5_000_000) }
 

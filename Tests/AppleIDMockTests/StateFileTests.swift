@@ -63,9 +63,9 @@ final class StateFileTests: XCTestCase {
         try Data(contentsOf: URL(fileURLWithPath: path))
     }
 
-    /// The world of `state` as one comparable value.
-    private func snapshot(_ state: MockState) -> World.Snapshot {
-        state.read { world, _ in world.snapshot }
+    /// The world of `domain` as one comparable value.
+    private func snapshot(_ domain: AppleIDDomain) -> World.Snapshot {
+        domain.worldSnapshot
     }
 
     /// The kids `/auth/keys` serves, sorted (the order is shuffled per fetch).
@@ -177,12 +177,12 @@ final class StateFileTests: XCTestCase {
 
     /// Records inert `tokens-issued` events in operations of 100, each committed before the
     /// next, until the sequence reaches `sequence` (as many exchanges would, only faster).
-    private func recordInertEvents(_ state: MockState, until sequence: UInt64) async throws {
-        while state.lastEventSequence < sequence {
-            state.perform { _, _, changes in
+    private func recordInertEvents(_ domain: AppleIDDomain, until sequence: UInt64) async throws {
+        while domain.lastEventSequence < sequence {
+            domain.owner.perform { _, _, changes in
                 for _ in 0..<100 { changes.emit(.tokensIssued(grantType: "client_credentials", clientID: "com.example.web", userID: nil, consentID: 0)) }
             }
-            try await state.awaitCommitted()
+            try await domain.events.barrier.settle()
         }
     }
 
@@ -192,20 +192,20 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         let first = try startFrozenMock { $0.statePath = path }
         let mix = try driveMix(first)
-        let before = snapshot(first.domain.state)
-        let last = first.domain.state.lastEventSequence
+        let before = snapshot(first.domain)
+        let last = first.domain.lastEventSequence
         let keyIDs = try publishedKeyIDs(first)
         XCTAssertEqual(keyIDs.count, 4, "the three built-in keys and the rotated one")
         first.stop()
 
         let second = try startFrozenMock { $0.statePath = path }
         defer { second.stop() }
-        XCTAssertEqual(snapshot(second.domain.state), before, "the restarted world is the one that stopped")
-        XCTAssertEqual(second.domain.state.lastEventSequence, last)
+        XCTAssertEqual(snapshot(second.domain), before, "the restarted world is the one that stopped")
+        XCTAssertEqual(second.domain.lastEventSequence, last)
         // The sequence goes on: alice's next sign-in records event last + 1, and it is not her first.
         let again = try second.nativeSignIn(user: "alice")
         XCTAssertEqual(again.status, 200, again.text)
-        XCTAssertEqual(second.domain.state.events(after: last).events.first?.sequence, last + 1)
+        XCTAssertEqual(second.domain.recordedEvents(after: last).first?.sequence, last + 1)
         let credential = try jsonObject(again.body)
         XCTAssertEqual(credential["email"], .null, "a second authorization tells no email")
         XCTAssertEqual(credential["fullName"], .null)
@@ -221,12 +221,12 @@ final class StateFileTests: XCTestCase {
     func testRestart_ForgetsEverything_WhenServedWithoutAStateFile() throws {
         let first = try startFrozenMock()
         let mix = try driveMix(first)
-        let before = snapshot(first.domain.state)
+        let before = snapshot(first.domain)
         first.stop()
         let second = try startFrozenMock()
         defer { second.stop() }
-        XCTAssertNotEqual(snapshot(second.domain.state), before)
-        XCTAssertEqual(second.domain.state.lastEventSequence, 0)
+        XCTAssertNotEqual(snapshot(second.domain), before)
+        XCTAssertEqual(second.domain.lastEventSequence, 0)
         XCTAssertEqual(try second.refresh(mix.aliceRefresh, clientID: "com.example.app").status, 400, "another MAC secret: the token is not this mock's")
         XCTAssertEqual(try second.redeem(mix.pendingCode).status, 400)
     }
@@ -241,7 +241,7 @@ final class StateFileTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"), "a stopped mock's file is whole on its own")
         do {
             let second = try startFrozenMock { $0.statePath = path }
-            XCTAssertEqual(second.domain.state.lastEventSequence, 2, "the first mock's consent and code")
+            XCTAssertEqual(second.domain.lastEventSequence, 2, "the first mock's consent and code")
             await second.stop()
         } catch {
             XCTFail("a stopped mock still holds its state file: \(error)")
@@ -290,9 +290,9 @@ final class StateFileTests: XCTestCase {
         XCTAssertEqual(try contents(path), main)
         XCTAssertEqual(try contents(path + "-wal"), wal)
         // The first mock still answers, and its answers still wait for (and get) their commits.
-        let last = first.domain.state.lastEventSequence
+        let last = first.domain.lastEventSequence
         XCTAssertEqual(try first.nativeSignIn(user: "bob").status, 200)
-        XCTAssertGreaterThan(first.domain.state.lastEventSequence, last)
+        XCTAssertGreaterThan(first.domain.lastEventSequence, last)
         XCTAssertNotEqual(try contents(path + "-wal"), wal, "the first mock committed bob's sign-in")
         // The twin: a file of its own starts a second mock.
         let own = newPath()
@@ -370,7 +370,7 @@ final class StateFileTests: XCTestCase {
                 let database = try SQLiteDatabase(path: path, create: false)
                 try database.execute("PRAGMA user_version=\(version)")
             }
-            try assertRefused(path, .newer(version), "state file \(path): written by a newer AppleIDMock (schema \(version); this one reads up to 1); "
+            try assertRefused(path, .newer(version), "state file \(path): written by a newer AppleIDMock (schema \(version); this one reads up to \(StateFile.schemaVersion)); "
                               + "it was left untouched")
         }
         // The twin: the file as this build wrote it opens, with what it held.
@@ -446,8 +446,8 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         let first = try startFrozenMock { $0.statePath = path }
         let mix = try driveMix(first)
-        let before = snapshot(first.domain.state)
-        let last = first.domain.state.lastEventSequence
+        let before = snapshot(first.domain)
+        let last = first.domain.lastEventSequence
         first.stop()
 
         let exported = try StateArchive.export(path: path)
@@ -468,8 +468,8 @@ final class StateFileTests: XCTestCase {
 
         let served = try startFrozenMock { $0.statePath = imported }
         defer { served.stop() }
-        XCTAssertEqual(snapshot(served.domain.state), before)
-        XCTAssertEqual(served.domain.state.lastEventSequence, last)
+        XCTAssertEqual(snapshot(served.domain), before)
+        XCTAssertEqual(served.domain.lastEventSequence, last)
         XCTAssertEqual(try served.refresh(mix.aliceRefresh, clientID: "com.example.app").status, 200)
     }
 
@@ -497,21 +497,21 @@ final class StateFileTests: XCTestCase {
         configuration.scenario = frozenScenario()
         configuration.statePath = newPath()
         configuration.log = { _ in }
-        // The domain alone: the file is open, and no writer commits; the test plays the writer.
-        let domain = try AppleIDDomain(configuration: configuration)
-        let state = domain.state
-        XCTAssertTrue(state.persisting)
+        // The domain alone, durable: no writer commits; the test plays the writer.
+        let domain = try AppleIDDomain(configuration: configuration, durable: true)
+        let barrier = domain.events.barrier
+        XCTAssertTrue(barrier.enabled)
         let authorize = try domain.validateAuthorize(["client_id": "com.example.web", "redirect_uri": webRedirect, "response_type": "code",
                                                       "response_mode": "form_post", "scope": "name email", "state": "s", "nonce": "n"])
         let code = try XCTUnwrap(try domain.approve(authorize, AppleIDDomain.Approval(userID: "alice")).parameters.first { $0.0 == "code" }?.1)
-        XCTAssertEqual(state.takeUnwritten().events.map(\.event.name), ["consent-granted", "code-issued"])
-        state.markCommitted(upTo: state.countedChanges)
-        let committed = state.countedChanges
+        XCTAssertEqual(domain.owner.takeUnwritten().events.map(\.event.name), ["consent-granted", "code-issued"])
+        barrier.markCommitted(upTo: barrier.counted)
+        let committed = barrier.counted
 
         let returned = Atomic<Bool>(false)
         let answered = Atomic<Bool>(false)
         let endpoint = TokenEndpoint(domain: domain)
-        let handler = RequestLog(level: .error, sink: { _ in }, committing: state).apple("/auth/token") { request in
+        let handler = RequestLog(level: .error, sink: { _ in }, committing: barrier).apple("/auth/token") { request in
             let response = try endpoint.handle(request)
             returned.store(true, ordering: .releasing)
             return response
@@ -531,39 +531,39 @@ final class StateFileTests: XCTestCase {
         for _ in 0..<2_000 where !returned.load(ordering: .acquiring) { try await Task.sleep(nanoseconds: 2_000_000) }
         XCTAssertTrue(returned.load(ordering: .acquiring), "the endpoint answered")
         // The redemption is recorded, handed to the writer, not yet committed: the answer waits.
-        XCTAssertEqual(state.takeUnwritten().events.map(\.event.name), ["code-redeemed", "tokens-issued"])
-        XCTAssertEqual(state.countedChanges, committed + 2)
+        XCTAssertEqual(domain.owner.takeUnwritten().events.map(\.event.name), ["code-redeemed", "tokens-issued"])
+        XCTAssertEqual(barrier.counted, committed + 2)
         for _ in 0..<20 { try await Task.sleep(nanoseconds: 2_000_000) }
         XCTAssertFalse(answered.load(ordering: .acquiring), "answered before its events were committed")
         // Committed through the first of its two events only: still waiting.
-        state.markCommitted(upTo: committed + 1)
+        barrier.markCommitted(upTo: committed + 1)
         for _ in 0..<20 { try await Task.sleep(nanoseconds: 2_000_000) }
         XCTAssertFalse(answered.load(ordering: .acquiring), "answered before its last event was committed")
-        state.markCommitted(upTo: committed + 2)
+        barrier.markCommitted(upTo: committed + 2)
         let response = try await answer.value
         XCTAssertEqual(response.status, .ok)
     }
 
-    func testKeysEndpoint_ServesARotatedKey_OnlyOnceItsChangeIsCommitted() throws {
+    func testKeysEndpoint_ServesARotatedKey_OnlyOnceItsChangeIsCommitted() async throws {
         var configuration = AppleIDMockConfiguration()
         configuration.keysDirectory = repositoryRoot + "/Keys/signing"
         configuration.scenario = frozenScenario()
         configuration.statePath = newPath()
         configuration.log = { _ in }
-        // The domain alone: no writer commits; the test plays the writer.
-        let domain = try AppleIDDomain(configuration: configuration)
-        let state = domain.state
+        // The domain alone, durable: no writer commits; the test plays the writer.
+        let domain = try AppleIDDomain(configuration: configuration, durable: true)
+        let barrier = domain.events.barrier
         func served() throws -> [String] {
-            let keys = try XCTUnwrap(try jsonObject(state.jwksBody(shuffled: false))["keys"]?.arrayValue)
+            let keys = try XCTUnwrap(try jsonObject(domain.jwksBody(shuffled: false))["keys"]?.arrayValue)
             return keys.compactMap { $0.objectValue?["kid"]?.stringValue }
         }
         let before = try served()
-        let rotated = try domain.rotateKeys().keyID
-        XCTAssertEqual(state.signingKeyID, rotated)
+        let rotated = try await domain.rotateKeys().keyID
+        XCTAssertEqual(domain.signingKeyID, rotated)
         XCTAssertEqual(try served(), before, "a key served before its publication was committed")
-        state.markCommitted(upTo: state.countedChanges - 1)
+        barrier.markCommitted(upTo: barrier.counted - 1)
         XCTAssertEqual(try served(), before, "a key served before the last change of its rotation was committed")
-        state.markCommitted(upTo: state.countedChanges)
+        barrier.markCommitted(upTo: barrier.counted)
         XCTAssertEqual(try served(), before + [rotated])
     }
 
@@ -631,7 +631,7 @@ final class StateFileTests: XCTestCase {
         XCTAssertTrue(forgetful.notifications.records().isEmpty)
     }
 
-    func testNotificationLog_KeepsAnUndeliveredRecord_AcrossARestart_WhenTheLogIsFull() throws {
+    func testNotificationLog_KeepsAnUndeliveredRecord_AcrossARestart_WhenTheLogIsFull() async throws {
         // One app group has a receiver that refuses (retried in an hour); the built-in group has
         // no URL, so its records settle at once. A full log steps over the undelivered record at
         // its front and drops the settled ones behind it.
@@ -644,29 +644,30 @@ final class StateFileTests: XCTestCase {
             configuration.statePath = path
             configuration.notificationShutdownGrace = 0
         }
-        _ = try first.signInNative(user: "bob", clientID: "com.example.watched", hideEmail: true)
-        let pending = try XCTUnwrap(try first.fireEvent("email-disabled", user: "bob", clientID: "com.example.watched"))
+        _ = try await first.signInNative(user: "bob", clientID: "com.example.watched", hideEmail: true)
+        let pending = try await first.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.watched")
+        let pendingID = try XCTUnwrap(pending)
         eventually { first.notifications.records().first?.attempts.isEmpty == false }
-        _ = try first.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
+        _ = try await first.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
         for index in 0..<(NotificationDeliverer.logCapacity + 50) {
-            try first.domain.state.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
+            try first.domain.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")
             first.notifications.collect()
         }
         let kept = first.notifications.records()
         XCTAssertEqual(kept.count, NotificationDeliverer.logCapacity)
-        XCTAssertEqual(kept.first?.id, pending, "the undelivered record stays at the front of the log")
+        XCTAssertEqual(kept.first?.id, pendingID, "the undelivered record stays at the front of the log")
         XCTAssertEqual(kept.first?.outcome, .pending)
-        first.stop()
+        await first.stop()
 
         let second = try startMock { configuration in
             configuration.scenario = scenario
             configuration.statePath = path
             configuration.notificationTransport = RecordingTransport(status: 200)
         }
-        defer { second.stop() }
+        addTeardownBlock { await second.stop() }
         let restored = second.notifications.records()
         XCTAssertEqual(restored.count, kept.count)
-        XCTAssertEqual(restored.first?.id, pending, "the undelivered record is lost after the restart")
+        XCTAssertEqual(restored.first?.id, pendingID, "the undelivered record is lost after the restart")
         XCTAssertEqual(restored.first?.outcome, .pending)
         XCTAssertEqual(restored.last?.id, kept.last?.id)
     }
@@ -677,7 +678,6 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         let server = try startFrozenMock { $0.statePath = path }
         let domain = server.domain
-        let state = domain.state
         let secret = try ClientSecret.make(teamID: "MOCKTEAM01", keyID: "MOCKKEY001", clientID: "com.example.web", privateKey: mockDeveloperKey,
                                            issuedAt: frozenNow, lifetime: 3600)
         func issue(_ user: String) throws -> String {
@@ -686,12 +686,12 @@ final class StateFileTests: XCTestCase {
             return try XCTUnwrap(try domain.approve(request, AppleIDDomain.Approval(userID: user)).parameters.first { $0.0 == "code" }?.1)
         }
         func redeem(_ code: String) throws -> JSONObject {
-            try domain.token(["client_id": "com.example.web", "client_secret": secret, "grant_type": "authorization_code", "code": code,
+            try domain.token(form: ["client_id": "com.example.web", "client_secret": secret, "grant_type": "authorization_code", "code": code,
                               "redirect_uri": webRedirect])
         }
         // Early state that must survive: a code that expires, and one still pending at the end.
         let expired = try issue("alice")
-        try domain.clock.advance(by: 301)
+        try await domain.advanceClock(by: 301)
         let pending = try issue("bob")
         // Real code issue/redemption pairs (three events each), then inert tokens-issued events in
         // operations of 100, each operation committed before the next: ~22,000 events in all.
@@ -700,12 +700,12 @@ final class StateFileTests: XCTestCase {
             let code = try issue("alice")
             _ = try redeem(code)
             redeemed.append(code)
-            if redeemed.count % 30 == 0 { try await state.awaitCommitted() }
+            if redeemed.count % 30 == 0 { try await domain.events.barrier.settle() }
         }
-        try await recordInertEvents(state, until: 22_000)
-        let last = state.lastEventSequence
-        let before = snapshot(state)
-        let feed = state.events()
+        try await recordInertEvents(domain, until: 22_000)
+        let last = domain.lastEventSequence
+        let before = snapshot(domain)
+        let feed = domain.events.events()
         await server.stop()
 
         let archive = try jsonObject(Array(try StateArchive.export(path: path).utf8))
@@ -724,15 +724,15 @@ final class StateFileTests: XCTestCase {
         XCTAssertEqual(kept.filter { $0.type == "consent-granted" }.count, 2, "consents stay")
 
         let restarted = try startFrozenMock { $0.statePath = path }
-        XCTAssertEqual(snapshot(restarted.domain.state), before)
-        XCTAssertEqual(restarted.domain.state.lastEventSequence, last)
-        let restoredFeed = restarted.domain.state.events()
+        XCTAssertEqual(snapshot(restarted.domain), before)
+        XCTAssertEqual(restarted.domain.lastEventSequence, last)
+        let restoredFeed = restarted.domain.events.events()
         XCTAssertEqual(restoredFeed.events.first?.sequence, last - 9_999, "the feed's oldest event")
         XCTAssertEqual(restoredFeed.missed, last - 10_000)
         XCTAssertEqual(restoredFeed.events, feed.events)
-        XCTAssertEqual(try restarted.domain.token(["client_id": "com.example.web", "client_secret": secret, "grant_type": "authorization_code",
+        XCTAssertEqual(try restarted.domain.token(form: ["client_id": "com.example.web", "client_secret": secret, "grant_type": "authorization_code",
                                                    "code": pending, "redirect_uri": webRedirect])["token_type"], "Bearer")
-        XCTAssertEqual(restarted.domain.state.events(after: last).events.first?.sequence, last + 1)
+        XCTAssertEqual(restarted.domain.recordedEvents(after: last).first?.sequence, last + 1)
         await restarted.stop()
     }
 
@@ -742,7 +742,7 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         for target: UInt64 in [6_000, 12_000] {
             let server = try startFrozenMock { $0.statePath = path }
-            try await recordInertEvents(server.domain.state, until: target)
+            try await recordInertEvents(server.domain, until: target)
             await server.stop()
         }
         let archive = try jsonObject(Array(try StateArchive.export(path: path).utf8))
@@ -755,14 +755,14 @@ final class StateFileTests: XCTestCase {
         let path = newPath()
         let first = try startFrozenMock { $0.statePath = path }
         let kids = try publishedKeyIDs(first)
-        let signer = first.domain.state.signingKeyID
+        let signer = first.domain.signingKeyID
         await first.stop()
         // A keys directory that does not exist: read at a first start, it refuses; a restart
         // takes its keys from the state file and never looks.
         let missing = "/nonexistent-\(UUID().uuidString)"
         let again = try startFrozenMock { $0.statePath = path; $0.keysDirectory = missing }
         XCTAssertEqual(try publishedKeyIDs(again), kids)
-        XCTAssertEqual(again.domain.state.signingKeyID, signer)
+        XCTAssertEqual(again.domain.signingKeyID, signer)
         await again.stop()
         XCTAssertThrowsError(try startFrozenMock { $0.statePath = newPath(); $0.keysDirectory = missing }) { error in
             guard case AppleIDMockError.keys(.directoryMissing(missing))? = error as? AppleIDMockError else {
@@ -779,12 +779,12 @@ final class StateFileTests: XCTestCase {
         XCTAssertEqual(try server.get("/auth/keys").status, 200)
         await server.stop()
         let restarted = try startMock { $0.statePath = path }
-        XCTAssertEqual(restarted.domain.state.lastEventSequence, 0)
+        XCTAssertEqual(restarted.domain.lastEventSequence, 0)
         await restarted.stop()
         // Its twin: no beginning but events is a damaged file, refused.
         let damaged = newPath()
         let file = try StateFile(path: damaged, scenarioJSON: Scenario.default.prettyJSON)
-        try file.write(StateBatch(events: [MockState.RecordedEvent(sequence: 1, at: 0, event: .accountDeleted(userID: "alice"))]))
+        try file.write(StateBatch(events: [RecordedEvent(sequence: 1, at: 0, event: .accountDeleted(userID: "alice"))]))
         file.close()
         XCTAssertThrowsError(try startMock { $0.statePath = damaged }) { error in
             guard case AppleIDMockError.state(let refusal)? = error as? AppleIDMockError else { return XCTFail("\(error)") }

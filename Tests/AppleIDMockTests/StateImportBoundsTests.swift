@@ -137,9 +137,11 @@ final class StateImportBoundsTests: XCTestCase {
         let archive = try JSONParser.parse(exported)
         var shapes: [String: String] = [:]
         for (path, _) in numbers(archive) where shapes[shape(path, in: archive)] == nil { shapes[shape(path, in: archive)] = path }
-        // The probe counted 39 numeric fields in an export: every kind this state holds is here.
-        // Every kind of number this state holds: the probe counted 39 numeric fields in an export.
+        // Every kind of number this state holds: the probe counted 39 numeric fields in a version 1
+        // export; version 2 keeps the log as delivery events and adds the fault stream.
         XCTAssertEqual(shapes.keys.sorted(), [
+            "deliveries[*].cursor", "deliveries[*].event.attempt.at", "deliveries[*].event.attempt.status", "deliveries[*].event.id",
+            "deliveries[*].sequence", "deliveries_forgotten",
             "events[*](account-event).account_event.at", "events[*](account-event).account_event.event_time",
             "events[*](clock-changed).clock.frozen_at", "events[*](clock-changed).clock.offset", "events[*](clock-changed).now",
             "events[*](code-issued).grant.auth_time", "events[*](code-issued).grant.consent_id", "events[*](code-issued).grant.expires_at",
@@ -149,9 +151,7 @@ final class StateImportBoundsTests: XCTestCase {
             "events[*](key-retired).step", "events[*](key-schedule-advanced).at", "events[*](reset).reset.clock.frozen_at",
             "events[*](reset).reset.clock.offset", "events[*](reset).reset.first_consent_id", "events[*](reset).reset.now",
             "events[*](tokens-issued).consent_id", "events[*](user-added).added_user.user.real_user_status", "events[*].at", "events[*].sequence",
-            "genesis.clock.frozen_at", "genesis.clock.offset", "genesis.start", "jwks_order.next_block", "notifications.cursor", "notifications.next_id",
-            "notifications.records[*].attempts[*].at", "notifications.records[*].attempts[*].status", "notifications.records[*].id",
-            "notifications.records[*].sequence", "random.next_block",
+            "fault_random.next_block", "genesis.clock.frozen_at", "genesis.clock.offset", "genesis.start", "jwks_order.next_block", "random.next_block",
         ])
         for path in shapes.values.sorted() {
             for extreme: JSONValue in [.double(1e308), .int(Int64.min)] {
@@ -208,8 +208,8 @@ final class StateImportBoundsTests: XCTestCase {
              "sequence expected an integer from 1 to 9007199254740991"),
             ("UPDATE events SET body = json_set(body, '$.grant.at', -9223372036854775808) WHERE type = 'consent-granted'",
              "event.grant.at: expected an integer from 0 to 4326589695"),
-            ("UPDATE notifications SET body = json_set(body, '$.attempts[0].at', 1e308)",
-             "notification.attempts[0].at: expected a number from 0 to 4326589695"),
+            ("UPDATE deliveries SET body = json_set(body, '$.attempt.at', 1e308) WHERE json_extract(body, '$.type') = 'notification-attempted'",
+             "delivery.attempt.at: expected a number from 0 to 4326589695"),
         ] {
             let failure = startFailure(try patched(sql))
             XCTAssertTrue(failure?.contains(expected) == true, "\(sql): \(failure ?? "started")")
@@ -221,7 +221,8 @@ final class StateImportBoundsTests: XCTestCase {
             UPDATE meta SET value = json_set(value, '$.clock.offset', \(StoredRange.offsets.upperBound)) WHERE key = 'genesis';
             UPDATE events SET at = \(StoredRange.instants.upperBound) WHERE sequence = (SELECT max(sequence) FROM events);
             UPDATE events SET body = json_set(body, '$.grant.at', \(upper)) WHERE type = 'consent-granted';
-            UPDATE notifications SET body = json_set(body, '$.attempts[0].at', \(StoredRange.instants.upperBound));
+            UPDATE deliveries SET body = json_set(body, '$.attempt.at', \(StoredRange.instants.upperBound))
+              WHERE json_extract(body, '$.type') = 'notification-attempted';
             """)
         let server = try startMock { configuration in
             configuration.scenario = scenario()
@@ -324,16 +325,17 @@ final class StateImportBoundsTests: XCTestCase {
         XCTAssertEqual(importFailure(replacing(top, at: "events[\(last)].sequence", with: .int(Int64.max))),
                        "events[\(last)].sequence: expected an integer from 1 to 9007199254740991")
         XCTAssertNil(importFailure(replacing(top, at: "events[\(last)].sequence", with: .int(StoredRange.counters.upperBound))))
-        // The notification cursor past the last event: the deliverer would wait for events that never come.
+        // A delivery event's cursor past the last event: the log would wait for events that never come.
         let lastSequence = try XCTUnwrap(events.last?.objectValue?["sequence"]?.intValue)
-        XCTAssertEqual(importFailure(replacing(archive, at: "notifications.cursor", with: .int(lastSequence + 1))),
-                       "notifications.cursor: expected an integer from 0 to the last event's sequence (\(lastSequence))")
-        XCTAssertNil(importFailure(replacing(archive, at: "notifications.cursor", with: .int(lastSequence))))
+        let lastDelivery = try XCTUnwrap(archive.objectValue?["deliveries"]?.arrayValue?.count, "the rich state delivered a notification") - 1
+        XCTAssertEqual(importFailure(replacing(archive, at: "deliveries[\(lastDelivery)].cursor", with: .int(lastSequence + 1))),
+                       "deliveries[\(lastDelivery)].cursor: expected at most the last event's sequence (\(lastSequence)) and at least the previous delivery's cursor")
+        XCTAssertNil(importFailure(replacing(archive, at: "deliveries[\(lastDelivery)].cursor", with: .int(lastSequence))))
     }
 
     func testWorld_RefusesAUserOverTheLimit_AndTakesTheLastOneWithin_P7() throws {
         let mock = try AppleIDDomain(configuration: AppleIDMockConfiguration())
-        var world = mock.state.read { world, _ in world }
+        var world = mock.reading { world, _ in world }
         let capacity = world.userCapacity
         var index = 0
         while world.users.count < capacity - 1 {

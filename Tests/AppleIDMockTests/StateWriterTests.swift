@@ -51,12 +51,12 @@ final class StateWriterTests: XCTestCase {
         let file = try StateFile(path: newPath("unredeemed"), scenarioJSON: Scenario.default.prettyJSON)
         var configuration = AppleIDMockConfiguration()
         configuration.keysDirectory = repositoryRoot + "/Keys/signing"
-        try file.writeGenesis(try AppleIDDomain(configuration: configuration).state.genesis)
+        try file.writeGenesis(try AppleIDDomain(configuration: configuration).owner.genesis)
         var batch = StateBatch()
         var sequence: UInt64 = 0
         func record(_ event: DomainEvent) throws {
             sequence += 1
-            batch.events.append(MockState.RecordedEvent(sequence: sequence, at: 1_700_000_000, event: event))
+            batch.events.append(RecordedEvent(sequence: sequence, at: 1_700_000_000, event: event))
             if batch.events.count == 5000 {
                 try file.write(batch)
                 batch = StateBatch()
@@ -113,11 +113,11 @@ final class StateWriterTests: XCTestCase {
     private func uncommittedRoutes() throws -> (AppleIDDomain, RouteTable) {
         var configuration = AppleIDMockConfiguration()
         configuration.keysDirectory = repositoryRoot + "/Keys/signing"
-        configuration.statePath = newPath()
         configuration.log = { _ in }
-        let domain = try AppleIDDomain(configuration: configuration)
+        // Durable: answers wait for commits, and nothing (no file, no writer) ever makes one.
+        let domain = try AppleIDDomain(configuration: configuration, durable: true)
         let routes = Routes.table(domain: domain, site: SiteAddress(), control: ControlGuard(allowedHosts: [], token: nil),
-                                  requests: RequestLog(level: .error, sink: { _ in }, committing: domain.state))
+                                  requests: RequestLog(level: .error, sink: { _ in }, committing: domain.events.barrier))
         return (domain, routes)
     }
 
@@ -127,8 +127,7 @@ final class StateWriterTests: XCTestCase {
 
     func testHealth_AnswersAtOnce_WhileAChangeWaitsForItsCommit_P2() async throws {
         let (domain, routes) = try uncommittedRoutes()
-        defer { domain.stateFile?.close() }
-        let signer = domain.state.signingKeyID
+        let signer = domain.signingKeyID
         _ = try domain.addUser(Scenario.User(id: "waiting", email: "waiting@example.com", givenName: "W", familyName: "W"))
         // Another answer that depends on the change waits for the commit…
         let clock = Task { [routes] in await routes.respond(to: HTTPRequest(method: .get, target: "/__mock/clock", headers: ["Host": "127.0.0.1"])) }
@@ -137,7 +136,7 @@ final class StateWriterTests: XCTestCase {
         XCTAssertEqual(health.status.code, 200)
         XCTAssertEqual(try JSONParser.parse(health.body).objectValue?["active_kid"]?.stringValue, signer)
         // The twin: once committed, the waiting answer goes.
-        domain.state.markCommitted(upTo: .max)
+        domain.events.barrier.markCommitted(upTo: .max)
         let answered = await clock.value
         XCTAssertEqual(answered.status.code, 200)
     }
@@ -146,14 +145,13 @@ final class StateWriterTests: XCTestCase {
 
     func testFailingCommits_AnswerEveryDependentRequest503WithTheReason_AndHealthSaysWhy_P6() async throws {
         let (domain, routes) = try uncommittedRoutes()
-        defer { domain.stateFile?.close() }
         _ = try domain.addUser(Scenario.User(id: "pending", email: "pending@example.com", givenName: "P", familyName: "P"))
         // An answer already waiting is told when the commit fails.
         let waiting = Task { [routes] in await routes.respond(to: HTTPRequest(method: .post, target: "/__mock/users",
                                                                   headers: ["Host": "127.0.0.1", "Content-Type": "application/json"],
                                                                   body: Array(#"{"id":"second","email":"second@example.com"}"#.utf8))) }
-        while domain.state.user("second") == nil { try await Task.sleep(nanoseconds: 1_000_000) }
-        domain.state.markCommitFailed("not writable (disk full)")
+        while domain.user("second") == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+        domain.events.barrier.markCommitFailed("not writable (disk full)")
         let told = await waiting.value
         XCTAssertEqual(told.status.code, 503)
         XCTAssertEqual(try JSONParser.parse(told.body).objectValue?["error"]?.stringValue,
@@ -162,7 +160,7 @@ final class StateWriterTests: XCTestCase {
         let health = await Self.get(routes, "/__mock/health")
         XCTAssertEqual(health.status.code, 503)
         XCTAssertEqual(String(decoding: health.body, as: UTF8.self),
-                       #"{"active_kid":"\#(domain.state.signingKeyID ?? "")","issuer":"https://appleid.apple.com","state_file":"not writable (disk full)","status":"unavailable"}"#)
+                       #"{"active_kid":"\#(domain.signingKeyID ?? "")","issuer":"https://appleid.apple.com","state_file":"not writable (disk full)","status":"unavailable"}"#)
         let clock = await Self.get(routes, "/__mock/clock")
         XCTAssertEqual(clock.status.code, 503)
         let token = await routes.respond(to: HTTPRequest(method: .post, target: "/auth/token", headers: ["Content-Type": "application/x-www-form-urlencoded"],
@@ -173,7 +171,7 @@ final class StateWriterTests: XCTestCase {
         XCTAssertEqual(page.status.code, 503)
         XCTAssertTrue(String(decoding: page.body, as: UTF8.self).contains("temporarily_unavailable"))
         // The twin: once a commit succeeds, the same requests are answered as ever.
-        domain.state.markCommitted(upTo: .max)
+        domain.events.barrier.markCommitted(upTo: .max)
         let healthAgain = await Self.get(routes, "/__mock/health")
         let clockAgain = await Self.get(routes, "/__mock/clock")
         let tokenAgain = await routes.respond(to: HTTPRequest(method: .post, target: "/auth/token", headers: ["Content-Type": "application/x-www-form-urlencoded"],
@@ -181,7 +179,7 @@ final class StateWriterTests: XCTestCase {
         XCTAssertEqual(healthAgain.status.code, 200)
         XCTAssertEqual(clockAgain.status.code, 200)
         XCTAssertEqual(tokenAgain.status.code, 400)
-        XCTAssertNotNil(domain.state.user("second"), "the change was kept")
+        XCTAssertNotNil(domain.user("second"), "the change was kept")
     }
 
     /// The descriptors this process has open.
@@ -249,7 +247,7 @@ final class StateWriterTests: XCTestCase {
         server = nil
         let restarted = try startFrozenMock { $0.statePath = path }
         defer { restarted.stop() }
-        let users = Set(restarted.domain.state.users.map(\.user.id))
+        let users = Set(restarted.domain.users.map(\.user.id))
         XCTAssertEqual(acknowledged.filter { !users.contains($0) }, [], "acknowledged users lost")
     }
 }

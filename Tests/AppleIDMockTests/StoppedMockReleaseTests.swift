@@ -18,7 +18,8 @@ final class StoppedMockReleaseTests: XCTestCase {
     }
 
     private static func parts(_ assembly: MockAssembly) -> [Weak] {
-        [Weak(assembly, "assembly"), Weak(assembly.domain, "domain"), Weak(assembly.domain.state, "state"),
+        [Weak(assembly, "assembly"), Weak(assembly.domain, "domain"), Weak(assembly.domain.owner, "state owner"), Weak(assembly.domain.events, "event stream"),
+         Weak(assembly.domain.publishedKeys, "published keys"),
          Weak(assembly.notifications, "notifications"), Weak(assembly.mailbox, "mailbox")]
             + (assembly.journal.map { [Weak($0, "journal")] } ?? [])
             + (assembly.stateWriter.map { [Weak($0, "state writer")] } ?? [])
@@ -49,7 +50,7 @@ final class StoppedMockReleaseTests: XCTestCase {
 
     func testStoppedServer_IsFreed() async throws {
         let refs = try await runServer()
-        XCTAssertEqual(refs.count, 8)
+        XCTAssertEqual(refs.count, 10)
         let left = try await alive(refs)
         XCTAssertEqual(left, [])
     }
@@ -60,7 +61,7 @@ final class StoppedMockReleaseTests: XCTestCase {
             $0.smtpPort = 0
             $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400)
         }
-        XCTAssertEqual(refs.count, 7)
+        XCTAssertEqual(refs.count, 9)
         let left = try await alive(refs)
         XCTAssertEqual(left, [])
     }
@@ -91,7 +92,7 @@ final class StoppedMockReleaseTests: XCTestCase {
         let server = try startFrozenMock()
         let refs = Self.parts(server.assembly)
         XCTAssertEqual(try server.get("/auth/keys").status, 200)
-        XCTAssertEqual(refs.filter { $0.object != nil }.map(\.name), ["assembly", "domain", "state", "notifications", "mailbox", "journal"])
+        XCTAssertEqual(refs.filter { $0.object != nil }.map(\.name), ["assembly", "domain", "state owner", "event stream", "published keys", "notifications", "mailbox", "journal"])
         await server.stop()
     }
 

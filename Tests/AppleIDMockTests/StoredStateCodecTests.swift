@@ -77,7 +77,27 @@ final class StoredStateCodecTests: XCTestCase {
             .timelineEventRefused(index: 3, message: "no user \"carol\"\n\u{1}"),
             .reset(ResetRecord(clock: MockClock(offset: 0.1, frozenAt: nil), now: 1_700_000_100, secret: Array(200..<232), firstConsentID: 42)),
             .faultFired(FaultFiring(faultID: "f2", action: "duplicate", target: "notification consent-revoked")),
+            .faultsInstalled(installedFaults()),
+            .faultsInstalled([]),
+            .faultsRemoved(ids: ["f1", "f12"]),
+            .faultsRemoved(ids: []),
         ]
+    }
+
+    /// Installed faults with every kind of state: a `times` fault partly spent, a `for_seconds`
+    /// one, one with a probability, headers and a body.
+    private func installedFaults() -> [InstalledFault] {
+        let specs: [JSONValue] = [
+            ["path": "/auth/token", "method": "POST", "client_id": "com.example.web", "grant_type": "authorization_code", "action": "respond",
+             "status": 503, "headers": ["Retry-After": "2"], "body": "{\"error\":\"x\"}", "times": 3],
+            ["target": "notifications", "type": "consent-revoked", "action": "delay", "delay_ms": 1500, "for_seconds": 600],
+            ["path": "/auth/keys", "action": "omit_signing_key", "probability": 0.25],
+        ]
+        return specs.enumerated().map { index, json in
+            let spec = try! FaultSpec(json: json)
+            return InstalledFault(id: "f\(index + 1)", spec: spec, remaining: index == 0 ? 2 : nil, fired: index == 0 ? 1 : 7,
+                                  until: index == 1 ? 1_700_000_600 : nil)
+        }
     }
 
     /// A pending notification as the deliverer queues it: not yet signed, its attempt in flight.

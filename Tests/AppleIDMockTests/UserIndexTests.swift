@@ -46,29 +46,29 @@ final class UserIndexTests: XCTestCase {
         for user in ["alice", "bob", "u0", "u517", "u999"] {
             for team in [Self.teamA, Self.teamB] {
                 let sub = teamSub(user, team: team)
-                XCTAssertEqual(domain.state.read { world, _ in world.user(subject: sub, teamID: team) }, user)
-                let resolved = domain.state.read { world, _ in world.resolveUser(sub) }
+                XCTAssertEqual(domain.reading { world, _ in world.user(subject: sub, teamID: team) }, user)
+                let resolved = domain.reading { world, _ in world.resolveUser(sub) }
                 XCTAssertEqual(resolved?.userID, user)
                 XCTAssertEqual(resolved?.subjectTeam, team)
             }
         }
         _ = try domain.nativeSignIn(userID: "u517", clientID: "com.example.app", scopes: ["email"], nonce: nil, hideEmail: true)
-        XCTAssertNoThrow(try domain.state.accountEvent(.emailDisabled, user: teamSub("u517"), clientID: "com.example.app"))
-        XCTAssertEqual(domain.state.user("u517")?.relayDisabledTeams, [Self.teamA])
+        XCTAssertNoThrow(try domain.accountEvent(.emailDisabled, user: teamSub("u517"), clientID: "com.example.app"))
+        XCTAssertEqual(domain.user("u517")?.relayDisabledTeams, [Self.teamA])
     }
 
     func testUserIndex_FindsNoUser_WhenSubjectUnknownOrOfAnotherTeam() throws {
         let domain = try makeDomain()
         try addUsers(domain, count: 1000)
         let unknown = teamSub("u1000")
-        XCTAssertNil(domain.state.read { world, _ in world.resolveUser(unknown) })
-        XCTAssertNil(domain.state.read { world, _ in world.user(subject: unknown, teamID: Self.teamA) })
+        XCTAssertNil(domain.reading { world, _ in world.resolveUser(unknown) })
+        XCTAssertNil(domain.reading { world, _ in world.user(subject: unknown, teamID: Self.teamA) })
         // Team B's sub names the user in team B only.
-        XCTAssertNil(domain.state.read { world, _ in world.user(subject: teamSub("u517", team: Self.teamB), teamID: Self.teamA) })
-        XCTAssertNil(domain.state.read { world, _ in world.user(subject: teamSub("u517"), teamID: Self.teamB) })
+        XCTAssertNil(domain.reading { world, _ in world.user(subject: teamSub("u517", team: Self.teamB), teamID: Self.teamA) })
+        XCTAssertNil(domain.reading { world, _ in world.user(subject: teamSub("u517"), teamID: Self.teamB) })
         XCTAssertEqual(try domain.credentialState(user: teamSub("u517", team: Self.teamB), clientID: "com.example.app"), .notFound)
         XCTAssertEqual(try domain.credentialState(user: unknown, clientID: "com.example.app"), .notFound)
-        let error = assertThrows(try domain.state.accountEvent(.emailDisabled, user: unknown, clientID: "com.example.app"))
+        let error = assertThrows(try domain.accountEvent(.emailDisabled, user: unknown, clientID: "com.example.app"))
         XCTAssertEqual((error as? AccountEventError)?.kind, .unknown)
     }
 
@@ -80,7 +80,7 @@ final class UserIndexTests: XCTestCase {
         for user in ["alice", "bob", "u0", "u517", "u999"] {
             for team in [Self.teamA, Self.teamB] {
                 let address = Identity.relayAddress(teamID: team, userID: user)
-                let found = domain.state.read { world, _ in world.user(relayAddress: address) }
+                let found = domain.reading { world, _ in world.user(relayAddress: address) }
                 XCTAssertEqual(found?.teamID, team)
                 XCTAssertEqual(found?.userID, user)
             }
@@ -92,7 +92,7 @@ final class UserIndexTests: XCTestCase {
         try addUsers(domain, count: 1000)
         for address in [Identity.relayAddress(teamID: Self.teamA, userID: "u1000"), Identity.relayAddress(teamID: "OTHERTEAM1", userID: "u517"),
                         "u517@example.com", Identity.relayAddress(teamID: Self.teamA, userID: "u517").uppercased(), ""] {
-            XCTAssertNil(domain.state.read { world, _ in world.user(relayAddress: address) }, address)
+            XCTAssertNil(domain.reading { world, _ in world.user(relayAddress: address) }, address)
         }
     }
 
@@ -101,17 +101,17 @@ final class UserIndexTests: XCTestCase {
     func testUserIndex_ForgetsRuntimeUsers_WhenReset() throws {
         let domain = try makeDomain()
         try addUsers(domain, count: 100)
-        domain.state.reset()
+        _ = domain.reset()
         for team in [Self.teamA, Self.teamB] {
-            XCTAssertNil(domain.state.read { world, _ in world.resolveUser(teamSub("u42", team: team)) })
-            XCTAssertNil(domain.state.read { world, _ in world.user(relayAddress: Identity.relayAddress(teamID: team, userID: "u42")) })
+            XCTAssertNil(domain.reading { world, _ in world.resolveUser(teamSub("u42", team: team)) })
+            XCTAssertNil(domain.reading { world, _ in world.user(relayAddress: Identity.relayAddress(teamID: team, userID: "u42")) })
             // The twin: the scenario's users stay.
-            XCTAssertEqual(domain.state.read { world, _ in world.resolveUser(teamSub("bob", team: team)) }?.userID, "bob")
-            XCTAssertEqual(domain.state.read { world, _ in world.user(relayAddress: Identity.relayAddress(teamID: team, userID: "bob")) }?.userID, "bob")
+            XCTAssertEqual(domain.reading { world, _ in world.resolveUser(teamSub("bob", team: team)) }?.userID, "bob")
+            XCTAssertEqual(domain.reading { world, _ in world.user(relayAddress: Identity.relayAddress(teamID: team, userID: "bob")) }?.userID, "bob")
         }
         // And the id can be added again, found again.
         _ = try domain.addUser(Scenario.User(id: "u42", email: "u42@example.com", givenName: "U", familyName: "42"))
-        XCTAssertEqual(domain.state.read { world, _ in world.resolveUser(teamSub("u42")) }?.userID, "u42")
+        XCTAssertEqual(domain.reading { world, _ in world.resolveUser(teamSub("u42")) }?.userID, "u42")
     }
 
     // MARK: - No scan
@@ -123,7 +123,7 @@ final class UserIndexTests: XCTestCase {
         let unknown = teamSub("nobody")
         // The first lookup indexes the scenario's own users, once: 3 users × 2 teams × (sub,
         // relay address), whatever number were added at runtime.
-        let (_, first) = derivations { domain.state.read { world, _ in world.resolveUser(unknown) } }
+        let (_, first) = derivations { domain.reading { world, _ in world.resolveUser(unknown) } }
         XCTAssertEqual(first, 12)
         let (states, computed) = try derivations {
             [try domain.credentialState(user: sub, clientID: "com.teamb.app"), try domain.credentialState(user: unknown, clientID: "com.example.app"),
@@ -131,7 +131,7 @@ final class UserIndexTests: XCTestCase {
         }
         XCTAssertEqual(states, [.notFound, .notFound, .notFound])
         XCTAssertEqual(computed, 0)
-        let (resolved, computedByResolve) = derivations { domain.state.read { world, _ in world.resolveUser(sub)?.userID } }
+        let (resolved, computedByResolve) = derivations { domain.reading { world, _ in world.resolveUser(sub)?.userID } }
         XCTAssertEqual(resolved, "u9999")
         XCTAssertEqual(computedByResolve, 0)
     }
@@ -147,14 +147,14 @@ final class UserIndexTests: XCTestCase {
 
     func testUserIndex_HashesNothingUnderTheLock_WhenAddingAUserOrResetting() throws {
         let domain = try makeDomain()
-        let entry = UserIndex.Entry(user: Scenario.User(id: "dave", email: "dave@example.com", givenName: "C", familyName: "C"),
-                                    teams: domain.scenario.teams)
+        let entry = AddedUser(user: Scenario.User(id: "dave", email: "dave@example.com", givenName: "C", familyName: "C"),
+                              teams: domain.scenario.teams)
         let (_, computedByAdd) = try derivations {
-            try domain.state.perform { world, _, changes throws(UserOperationError) in try world.addUser(entry, &changes) }
+            try domain.owner.perform { world, _, changes throws(UserOperationError) in try world.addUser(entry, &changes) }
         }
         XCTAssertEqual(computedByAdd, 0)
-        XCTAssertEqual(domain.state.read { world, _ in world.resolveUser(teamSub("dave", team: Self.teamB)) }?.userID, "dave")
-        let (_, computedByReset) = derivations { domain.state.reset() }
+        XCTAssertEqual(domain.reading { world, _ in world.resolveUser(teamSub("dave", team: Self.teamB)) }?.userID, "dave")
+        let (_, computedByReset) = derivations { _ = domain.reset() }
         XCTAssertEqual(computedByReset, 0)
     }
 
@@ -180,7 +180,7 @@ final class UserIndexTests: XCTestCase {
         configuration.scenario.users = Array(scenario.users.prefix(2))
         configuration.log = { _ in }
         let domain = try AppleIDDomain(configuration: configuration)
-        XCTAssertEqual(domain.state.read { world, _ in world.userCapacity }, 10_000)
-        XCTAssertEqual(try makeDomain().state.read { world, _ in world.userCapacity }, 100_000, "2 teams: the old bound")
+        XCTAssertEqual(domain.reading { world, _ in world.userCapacity }, 10_000)
+        XCTAssertEqual(try makeDomain().reading { world, _ in world.userCapacity }, 100_000, "2 teams: the old bound")
     }
 }

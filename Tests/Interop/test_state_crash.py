@@ -1189,6 +1189,60 @@ def test_a_cleared_notification_log_stays_cleared_after_sigkill(tmp_path):
         receiver.stop()
 
 
+def token_request(mock, code, secret):
+    return requests.post(f"{mock.url}/auth/token", data={"grant_type": "authorization_code", "client_id": APP,
+                                                         "client_secret": secret, "code": code})
+
+
+def test_a_runtime_fault_survives_sigkill_listed_and_firing(tmp_path):
+    """Faults are state (issue 36): one installed over the control API, answered 201, is listed
+    and fires after SIGKILL and a restart on the same file, as often as it had left; a removal
+    answered 200 stays removed."""
+    path = tmp_path / "state.sqlite"
+    secret = run_cli("client-secret", "--client", APP).stdout.strip()
+    mock = StateMock(path)
+    try:
+        installed = requests.post(f"{mock.url}/__mock/faults", json={"path": "/auth/token", "method": "POST", "action": "respond",
+                                                                      "status": 503, "body": "down for the crash test", "times": 2})
+        assert installed.status_code == 201, installed.text
+        fault = installed.json()
+        assert (fault["id"], fault["fired"], fault["remaining"]) == ("f1", 0, 2), fault
+        credential = requests.post(f"{mock.url}/__mock/sign-in", json={"user": "alice", "client_id": APP}).json()
+        first = token_request(mock, credential["authorizationCode"], secret)
+        assert (first.status_code, first.text) == (503, "down for the crash test")
+        [listed] = requests.get(f"{mock.url}/__mock/faults").json()["faults"]
+        assert (listed["fired"], listed["remaining"]) == (1, 1), listed
+    finally:
+        mock.kill()
+    mock = StateMock(path)
+    try:
+        assert requests.get(f"{mock.url}/__mock/faults").json() == {"faults": [listed]}, \
+            "the fault the control API listed before SIGKILL is not listed the same after the restart"
+        second = token_request(mock, credential["authorizationCode"], secret)
+        assert (second.status_code, second.text) == (503, "down for the crash test"), "the fault did not fire after the restart"
+        [spent] = requests.get(f"{mock.url}/__mock/faults").json()["faults"]
+        assert (spent["fired"], spent["remaining"]) == (2, 0), spent
+        # The twin: spent, it lets the request through to Apple's endpoint, which never saw the code.
+        third = token_request(mock, credential["authorizationCode"], secret)
+        assert third.status_code == 200, third.text
+        removed = requests.delete(f"{mock.url}/__mock/faults")
+        assert (removed.status_code, removed.json()) == (200, {"removed": 1}), removed.text
+    finally:
+        mock.kill()
+    mock = StateMock(path)
+    try:
+        assert requests.get(f"{mock.url}/__mock/faults").json() == {"faults": []}, "a removal answered 200 came back after SIGKILL"
+    finally:
+        mock.stop()
+    # A stopped mock's file holds the record of events and delivery events, no table of notifications.
+    database = sqlite3.connect(path)
+    tables = sorted(name for (name,) in database.execute("SELECT name FROM sqlite_schema WHERE type = 'table'"))
+    kinds = [kind for (kind,) in database.execute("SELECT DISTINCT type FROM events WHERE type LIKE 'fault%' ORDER BY type")]
+    database.close()
+    assert tables == ["deliveries", "events", "meta"], tables
+    assert kinds == ["fault-fired", "faults-installed", "faults-removed"], kinds
+
+
 def kids(session, url):
     return frozenset(key["kid"] for key in session.get(f"{url}/auth/keys").json()["keys"])
 
