@@ -119,7 +119,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(bad.status, 0)
         XCTAssertEqual(bad.stdout, "\(file): ok\n")
         XCTAssertEqual(bad.stderr, "appleid-mock: warning: \(file): signing_keys.rotation keeps 1 to 2 keys published at steady state, "
-                       + "where Apple publishes 3 to 5 (apple-reference.md §1.5): make publish_ahead + retire_after at least 2 × every (5184000), "
+                       + "where Apple publishes 3 to 5 (docs/apple-behaviour.md §1.5): make publish_ahead + retire_after at least 2 × every (5184000), "
                        + "e.g. retire_after 4579200, or shorten every\n")
         // Twin: README's pattern (4 weeks, a week ahead, seven weeks after) keeps 3, and check says only ok.
         let good = try check(every: 2_419_200, ahead: 604_800, after: 4_233_600)

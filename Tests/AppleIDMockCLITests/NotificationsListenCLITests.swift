@@ -105,8 +105,12 @@ final class NotificationsListenCLITests: XCTestCase {
     /// to 2030, where real time would call it not yet valid), is verified.
     func testNotificationsListen_RejectsEachTamperedTwin_AndVerifiesTheGenuineOne() throws {
         let (_, mock) = try start(["serve", "--port", "0"])
+        // Frozen, then moved: the reasons name the mock's now, which must not tick during the test.
+        let frozen = try CLIProcess.run(["clock", "freeze", "--server", "http://127.0.0.1:\(mock)"])
+        XCTAssertEqual(frozen.status, 0, frozen.stderr)
         let moved = try CLIProcess.run(["clock", "set", "2030-01-01T00:00:00Z", "--server", "http://127.0.0.1:\(mock)"])
         XCTAssertEqual(moved.status, 0, moved.stderr)
+        XCTAssertTrue(moved.stdout.contains("frozen"), moved.stdout)
         let (listener, port) = try start(["notifications", "listen", "--port", "0", "--server", "http://127.0.0.1:\(mock)",
                                           "--client-id", "com.example.app", "--count", "2", "--json"])
         let signing = try RSAPrivateKey(pem: String(contentsOfFile: CLIProcess.root + "/Keys/signing/W2ek7HdPaL.pem", encoding: .utf8))

@@ -6,7 +6,7 @@ import MiniHTTPTesting
 import Synchronization
 import XCTest
 
-/// Account events (apple-reference.md §7) as domain operations without a socket, their
+/// Account events (docs/apple-behaviour.md §7) as domain operations without a socket, their
 /// notifications through a deliverer with a scripted transport, and the control route's refusals
 /// in memory.
 final class AccountEventTests: XCTestCase {

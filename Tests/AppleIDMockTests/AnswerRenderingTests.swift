@@ -4,7 +4,7 @@ import MiniHTTP
 import XCTest
 
 /// The domain returns values; the endpoints write Apple's bytes (issue 36). Pure: each answer
-/// value and each refusal, rendered, byte for byte (apple-reference.md §1.3, §1.4, §8).
+/// value and each refusal, rendered, byte for byte (docs/apple-behaviour.md §1.3, §1.4, §8).
 final class AnswerRenderingTests: XCTestCase {
     private func text(_ object: JSONObject) -> String { String(decoding: JSONWriter.compact(.object(object)), as: UTF8.self) }
 

@@ -3,7 +3,7 @@ import JOSE
 import MiniHTTP
 import XCTest
 
-/// The browser flow of `/auth/authorize`, in memory (apple-reference.md §1.2, §5, §6):
+/// The browser flow of `/auth/authorize`, in memory (docs/apple-behaviour.md §1.2, §5, §6):
 /// GET shows the consent page, POST (the consent form) delivers per `response_mode`.
 final class AuthorizeEndpointTests: XCTestCase {
     private func request(mode: String, type: String = "code", scope: String? = nil, state: String = "st-1",

@@ -3,7 +3,7 @@ import JOSE
 import MiniHTTP
 import XCTest
 
-/// `/auth/authorize` configuration errors (apple-reference.md §2.2): Apple's error page with a
+/// `/auth/authorize` configuration errors (docs/apple-behaviour.md §2.2): Apple's error page with a
 /// code and message, status 400, never a redirect. Each refused request has an accepted twin.
 final class AuthorizeErrorTests: XCTestCase {
     private static let clientOrRedirect = "Invalid client id or web redirect url."

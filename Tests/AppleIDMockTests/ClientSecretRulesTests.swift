@@ -4,7 +4,7 @@ import MiniHTTP
 import XCTest
 
 /// Every client_secret fault is `400 {"error":"invalid_client"}` with no description
-/// (apple-reference.md §3); each rejected secret has an accepted twin differing in one point.
+/// (docs/apple-behaviour.md §3); each rejected secret has an accepted twin differing in one point.
 final class ClientSecretRulesTests: XCTestCase {
     private let invalidClient = #"{"error":"invalid_client"}"#
 

@@ -7,7 +7,7 @@ import Synchronization
 import XCTest
 
 /// Single-use codes stay single-use when many requests race for one code over real sockets
-/// (house style rule 5; apple-reference.md §9).
+/// (house style rule 5; docs/apple-behaviour.md §9).
 final class CodeRedemptionRaceTests: XCTestCase {
     /// Releases every waiting thread at once when the last one arrives.
     private final class Barrier: @unchecked Sendable {

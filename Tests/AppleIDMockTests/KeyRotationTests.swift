@@ -4,7 +4,7 @@ import JOSE
 import MiniHTTPTesting
 import XCTest
 
-/// The scenario's `signing_keys.rotation` (apple-reference.md §1.5 [O]) run on the mock clock:
+/// The scenario's `signing_keys.rotation` (docs/apple-behaviour.md §1.5 [O]) run on the mock clock:
 /// the clock is moved through `POST /__mock/clock` to either side of each boundary, and the keys
 /// are read back through `GET /__mock/keys`, `GET /auth/keys`, `GET /__mock/health` and the
 /// `kid` of freshly minted id_tokens.

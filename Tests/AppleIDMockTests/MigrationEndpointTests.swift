@@ -3,7 +3,7 @@ import JOSE
 import MiniHTTP
 import XCTest
 
-/// Team transfer through `POST /auth/usermigrationinfo` (apple-reference.md §8): team A gets a
+/// Team transfer through `POST /auth/usermigrationinfo` (docs/apple-behaviour.md §8): team A gets a
 /// `transfer_sub`, team B redeems it for its own `sub`, and B's id_tokens carry `transfer_sub`
 /// for 60 days.
 final class MigrationEndpointTests: XCTestCase {

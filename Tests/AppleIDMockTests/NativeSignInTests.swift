@@ -4,7 +4,7 @@ import MiniHTTP
 import XCTest
 
 /// `POST /__mock/sign-in`: what `ASAuthorizationAppleIDCredential` hands an app, and how its
-/// code redeems at `/auth/token` (apple-reference.md §1.3, §4, §5).
+/// code redeems at `/auth/token` (docs/apple-behaviour.md §1.3, §4, §5).
 final class NativeSignInTests: XCTestCase {
     func testNativeSignIn_FirstTime_GivesCredentialWithNameEmailAndRealUserStatus() async throws {
         let mock = try frozenClient()

@@ -23,11 +23,11 @@ let mockDeveloperKey: P256PrivateKey = {
 let webRedirect = "http://localhost:3000/callback"
 let otherWebRedirect = "https://app.example.com/callback"
 
-/// Apple's opaque token and code shapes (apple-reference.md §1.2, §1.3).
+/// Apple's opaque token and code shapes (docs/apple-behaviour.md §1.2, §1.3).
 let accessTokenPattern = #"^a[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
 let refreshTokenPattern = #"^r[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
 let codePattern = #"^c[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}$"#
-/// A relay address on the domain Apple issues them on today (apple-reference.md §6).
+/// A relay address on the domain Apple issues them on today (docs/apple-behaviour.md §6).
 let relayPattern = #"^[a-z0-9]{10}@privaterelay\.appleid\.com$"#
 
 extension Identity {
@@ -272,7 +272,7 @@ func teamSub(_ user: String, team: String = "MOCKTEAM01") -> String {
 }
 
 /// Fails unless `response` is Apple's 400 error answer with exactly `body`, JSON typed and
-/// not cacheable (apple-reference.md §2.1).
+/// not cacheable (docs/apple-behaviour.md §2.1).
 func assertAppleError(_ response: some HTTPAnswer, _ body: String, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, 400, file: file, line: line)
     XCTAssertEqual(response.text, body, file: file, line: line)
@@ -305,7 +305,7 @@ func authorizeErrorPage(_ response: some HTTPAnswer) -> (code: String?, message:
 }
 
 /// Fails unless `response` is Apple's authorize error page (400, HTML, no redirect) with this
-/// code and message (apple-reference.md §2.2).
+/// code and message (docs/apple-behaviour.md §2.2).
 func assertAuthorizeErrorPage(_ response: some HTTPAnswer, code: String, message: String, file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, 400, file: file, line: line)
     XCTAssertNil(response.headers["Location"], file: file, line: line)

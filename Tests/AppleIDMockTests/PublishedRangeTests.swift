@@ -2,7 +2,7 @@
 import XCTest
 
 /// `Rotation.publishedRange` against a brute-force count over every second of a cycle at steady
-/// state, with `KeySchedule`'s formulas and with `KeySchedule` itself (apple-reference.md §1.5).
+/// state, with `KeySchedule`'s formulas and with `KeySchedule` itself (docs/apple-behaviour.md §1.5).
 final class PublishedRangeTests: XCTestCase {
     private typealias Rotation = Scenario.SigningKeys.Rotation
 
@@ -42,7 +42,7 @@ final class PublishedRangeTests: XCTestCase {
         let former = Rotation(every: 30 * day, publishAhead: 7 * day, retireAfter: 14 * day)
         XCTAssertEqual(former.publishedRange, 1...2)
         XCTAssertEqual(former.publishedRangeAdvice,
-                       "keeps 1 to 2 keys published at steady state, where Apple publishes 3 to 5 (apple-reference.md §1.5): "
+                       "keeps 1 to 2 keys published at steady state, where Apple publishes 3 to 5 (docs/apple-behaviour.md §1.5): "
                        + "make publish_ahead + retire_after at least 2 × every (5184000), e.g. retire_after 4579200, or shorten every")
         // Twins: the advice's own value, and README's pattern, keep 3 keys; 3 to 4 and 5 are fine too.
         XCTAssertEqual(Rotation(every: 30 * day, publishAhead: 7 * day, retireAfter: 4_579_200).publishedRange, 3...3)
@@ -55,7 +55,7 @@ final class PublishedRangeTests: XCTestCase {
         let crowded = Rotation(every: 60, publishAhead: 60, retireAfter: 181)
         XCTAssertEqual(crowded.publishedRange, 5...6)
         XCTAssertEqual(crowded.publishedRangeAdvice,
-                       "keeps 5 to 6 keys published at steady state, where Apple publishes 3 to 5 (apple-reference.md §1.5): "
+                       "keeps 5 to 6 keys published at steady state, where Apple publishes 3 to 5 (docs/apple-behaviour.md §1.5): "
                        + "make publish_ahead + retire_after at most 4 × every (240), e.g. retire_after 180, or lengthen every")
     }
 }

@@ -3,7 +3,7 @@ import JOSE
 import MiniHTTP
 import XCTest
 
-/// `POST /auth/token` with `grant_type=refresh_token` (apple-reference.md §1.3, §2.1, §9).
+/// `POST /auth/token` with `grant_type=refresh_token` (docs/apple-behaviour.md §1.3, §2.1, §9).
 final class RefreshGrantTests: XCTestCase {
     private let refreshKeys = ["access_token", "token_type", "expires_in", "id_token"]
 

@@ -5,7 +5,7 @@ import MiniHTTPTesting
 import Synchronization
 import XCTest
 
-/// The SMTP port as Apple's Private Email Relay (apple-reference.md §6), over real sockets: who
+/// The SMTP port as Apple's Private Email Relay (docs/apple-behaviour.md §6), over real sockets: who
 /// may mail a relay address, on both relay domains; the mailbox API; forwarding to a catcher.
 final class RelayMailTests: XCTestCase {
     static let otherTeam = "OTHERTEAM1"

@@ -3,7 +3,7 @@ import JOSE
 import MiniHTTP
 import XCTest
 
-/// `POST /auth/revoke` (apple-reference.md §1.4): 200 with an empty body for any token the
+/// `POST /auth/revoke` (docs/apple-behaviour.md §1.4): 200 with an empty body for any token the
 /// authenticated client sends; 400 JSON for client faults.
 final class RevokeEndpointTests: XCTestCase {
     private func assertEmptyOK(_ response: MockAnswer, file: StaticString = #filePath, line: UInt = #line) {

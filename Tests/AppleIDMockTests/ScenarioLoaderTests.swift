@@ -200,7 +200,7 @@ final class ScenarioLoaderTests: XCTestCase {
             object["teams"] = .array(teams)
             return object
         }
-        // Apple registers only HTTPS endpoints (apple-reference.md §7 [D]): with the knob on, an
+        // Apple registers only HTTPS endpoints (docs/apple-behaviour.md §7 [D]): with the knob on, an
         // http one is refused as an http return URL is, wherever it is registered.
         XCTAssertEqual(problems(scenario(strict: true, team: "http://backend.example.com/apple", app: "https://backend.example.com/app")),
                        ["teams[0].notification_url: expected an https URL (strict_redirect_uris is on)"])

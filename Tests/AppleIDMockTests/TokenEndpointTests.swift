@@ -4,7 +4,7 @@ import MiniHTTP
 import XCTest
 
 /// `POST /auth/token` with `authorization_code` and `client_credentials`, and the grant-type
-/// rules (apple-reference.md §1.3, §2.1, §9).
+/// rules (docs/apple-behaviour.md §1.3, §2.1, §9).
 final class TokenEndpointTests: XCTestCase {
     private let codeKeys = ["access_token", "token_type", "expires_in", "refresh_token", "id_token"]
 
@@ -205,7 +205,7 @@ final class TokenEndpointTests: XCTestCase {
         func post(_ contentType: String?, _ body: [UInt8]) async throws -> MockAnswer {
             try await mock.send("POST", "/auth/token", headers: contentType.map { [("Content-Type", $0)] } ?? [], body: body)
         }
-        // A JSON body: invalid_client as observed at Apple (apple-reference.md §1.3 [O]), by its
+        // A JSON body: invalid_client as observed at Apple (docs/apple-behaviour.md §1.3 [O]), by its
         // label or, unlabelled or labelled as text, by being a JSON object.
         assertAppleError(try await post("application/json", json), #"{"error":"invalid_client"}"#)
         assertAppleError(try await post("application/json; charset=utf-8", json), #"{"error":"invalid_client"}"#)

@@ -91,6 +91,7 @@ package final class NotificationDeliverer: Sendable {
                 // A version 1 log's record stands for what the events through its cursor made of
                 // the log: those events are not taken again.
                 while next < events.endIndex, events[next].sequence <= delivery.cursor { next += 1 }
+                log.skip(to: delivery.cursor)
             } else {
                 takeUp(through: delivery.cursor)
             }
