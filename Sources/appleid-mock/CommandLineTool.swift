@@ -67,7 +67,7 @@ enum CommandLineTool {
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "token": return try TokenCommand.run(rest, environment: environment)
             case "audit": return try AuditCommand.run(rest, environment: environment)
-            case "conformance": return try ConformanceCommand.run(rest, environment: environment)
+            case "conformance": return try ConformanceCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest, environment: environment)
             case "version", "--version": return try VersionCommand.run(rest)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)

@@ -38,9 +38,11 @@ enum ConformanceCommand {
     could not be reached (nothing was compared: not drift) or for bad arguments.
     """
 
+    /// Where Apple answers: the default `--against`.
     static let appleURL = "https://appleid.apple.com"
 
-    static func run(_ arguments: [String], environment: [String: String]) throws -> Int32 {
+    /// Parses the options, probes both sides (Apple first), compares, prints; returns the exit status.
+    static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try ParsedArguments(arguments, options: ["against", "mock", "scenario", "report", "record", "timeout"],
                                          flags: ["suggest", "list"], usage: usage)
         try parsed.requirePositionals(0, usage: usage)

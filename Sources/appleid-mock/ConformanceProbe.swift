@@ -22,8 +22,9 @@ struct ConformanceProbe: Sendable {
     /// Where the `client_secret` of a probe goes: the placeholder in the request's body is
     /// replaced by a fresh throwaway secret at send time.
     static let throwawaySecret = "{throwaway-client-secret}"
-    /// The kid and team of the throwaway secret: shaped like Apple's, registered nowhere.
+    /// The kid of the throwaway secret: shaped like Apple's Key IDs, registered nowhere.
     static let throwawayKeyID = "PROBEKEY00"
+    /// The team (`iss`) of the throwaway secret: shaped like a Team ID, registered nowhere.
     static let throwawayTeamID = "PROBETEAM0"
     /// The client id the probes name: the built-in scenario's Services ID, on a reserved domain
     /// (RFC 2606), so Apple knows no such client.

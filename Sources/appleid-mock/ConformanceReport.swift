@@ -8,20 +8,28 @@ struct ConformanceReport {
     struct Outcome {
         /// One compared part, both sides.
         struct Row {
+            /// The part's name: `status`, a header's, `body.issuer`, `keys count`, ….
             let name: String
+            /// The mock's value; nil when its answer has no such part.
             let mock: String?
+            /// Apple's value (or the recording's); nil when absent.
             let apple: String?
+            /// Whether both sides agree.
             var same: Bool { mock == apple }
         }
 
+        /// The probe.
         let probe: ConformanceProbe
+        /// The mock's answer.
         let mock: ConformanceAnswer
+        /// Apple's answer, or the recording's.
         let apple: ConformanceAnswer
         /// Every part either side has, the mock's order first.
         let rows: [Row]
         /// What would make the mock answer as Apple did.
         let knobs: [ConformanceKnob]
 
+        /// Whether every part agrees.
         var matches: Bool { rows.allSatisfy(\.same) }
 
         /// Compares the two answers to `probe`.
