@@ -33,6 +33,8 @@ enum CommandLineTool {
            appleid-mock token --user U [--defect NAME]   a genuine or defective id_token from a running mock
            appleid-mock audit --client-id ID --native URL
                                                    attack a backend's Apple login; report what it accepts
+           appleid-mock conformance [--against URL|DIR]
+                                                   compare the mock with Apple; exit 1 on drift
            appleid-mock notifications listen [--port 9000]
                                                    receive, verify and print the mock's notifications
            appleid-mock version | --version        print the version
@@ -65,6 +67,7 @@ enum CommandLineTool {
             case "sign-in": return try SignInCommand.run(rest, environment: environment)
             case "token": return try TokenCommand.run(rest, environment: environment)
             case "audit": return try AuditCommand.run(rest, environment: environment)
+            case "conformance": return try ConformanceCommand.run(rest)
             case "notifications": return try NotificationsCommand.run(rest, environment: environment)
             case "version", "--version": return try VersionCommand.run(rest)
             case "--help", "-h", "help": throw HelpRequested(usage: usage)
