@@ -13,7 +13,7 @@ final class EmbeddedResourcesTests: XCTestCase {
         let bytes = [UInt8](try Data(contentsOf: Self.sources.appendingPathComponent(path)))
         XCTAssertFalse(bytes.isEmpty, path, file: file, line: line)
         guard served != bytes else { return }
-        let first = zip(served, bytes).firstIndex { $0 != $1 } ?? min(served.count, bytes.count)
+        let first = zip(served, bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(served.count, bytes.count)
         XCTFail("\(path): the compiled-in copy differs from the file at byte \(first) (\(served.count) against \(bytes.count) bytes); "
                 + "run scripts/embed-resources", file: file, line: line)
     }
