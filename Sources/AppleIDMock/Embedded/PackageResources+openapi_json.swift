@@ -4813,7 +4813,9 @@ extension PackageResources {
               "account-event",
               "timeline-event-refused",
               "reset",
-              "fault-fired"
+              "fault-fired",
+              "faults-installed",
+              "faults-removed"
             ]
           }
         },
