@@ -23,8 +23,8 @@ COPY Tests ./Tests
 # stage's copy of the sources only; without the argument the sources' own version stays.
 ARG APPLEID_MOCK_VERSION=
 RUN if [ -n "$APPLEID_MOCK_VERSION" ]; then \
-        sed -i "s/^    public static let current = \"[^\"]*\"$/    public static let current = \"$APPLEID_MOCK_VERSION\"/" Sources/AppleIDMock/AppleIDMockVersion.swift \
-     && grep -qx "    public static let current = \"$APPLEID_MOCK_VERSION\"" Sources/AppleIDMock/AppleIDMockVersion.swift; \
+        sed -i "s/^    package static let current = \"[^\"]*\"$/    package static let current = \"$APPLEID_MOCK_VERSION\"/" Sources/AppleIDMock/AppleIDMockVersion.swift \
+     && grep -qx "    package static let current = \"$APPLEID_MOCK_VERSION\"" Sources/AppleIDMock/AppleIDMockVersion.swift; \
     fi
 RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswiftc -no-pie --product appleid-mock \
  && install -s -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/appleid-mock" /appleid-mock
