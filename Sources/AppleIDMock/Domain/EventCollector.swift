@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Collects the sequence numbers of the events a request's operations record, for the request
-/// journal: the route wrapper binds one to `current` around a handler, and `MockState.perform`
+/// journal: the route wrapper binds one to `current` around a handler, and `StateOwner.perform`
 /// adds what each operation recorded (not what time alone brought before it). Work the handler
 /// hands to the blocking-work thread carries the binding along.
 final class EventCollector: Sendable {

@@ -5,7 +5,7 @@ import Synchronization
 
 /// The RSA keys the mock starts with (apple-behaviour.md §1.5): loaded from `<kid>.pem` files
 /// and generated to make up the count. Immutable: which keys are published and which signs at
-/// run time belongs to the state owner (`MockState`), which starts from this ring and returns
+/// run time belongs to the state owner (`StateOwner`), which starts from this ring and returns
 /// to it on reset.
 package struct KeyRing: Sendable {
     /// One signing key with its id.

@@ -1,5 +1,5 @@
 /// The mock's notion of "now": real time plus an offset, or frozen at an instant. A value the
-/// state owner holds (`MockState`); every lifetime reads it (house style rule 10).
+/// state owner holds (`StateOwner`); every lifetime reads it (house style rule 10).
 package struct MockClock: Sendable, Equatable {
     /// Instants the mock can carry: token and code formats hold issue times as unsigned 32-bit
     /// seconds, so the clock refuses to leave 1970 – 2105 rather than clamp a time silently.

@@ -2,7 +2,7 @@ import JOSE
 
 /// Everything about the mock that changes: consents, pending codes, transfers, users and their
 /// account state, the published keys and the signer, the clock, the token MAC secret, the
-/// random stream. Only `MockState` holds one, behind one lock. An operation is a non-mutating
+/// random stream. Only `StateOwner` holds one, behind one lock. An operation is a non-mutating
 /// method here that reads the world and decides `DomainEvent`s (into `WorldChanges`); the state
 /// owner applies them with `apply`, the only code that changes a world, and only when the
 /// operation succeeds, so a refused operation changes nothing, and the scenario plus the events

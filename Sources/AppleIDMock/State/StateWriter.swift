@@ -13,7 +13,7 @@ import Synchronization
 /// changes go. Operations that happen while a commit runs share the
 /// next one (a group commit). A failed commit is kept and tried again every second, said on
 /// the log; meanwhile the answers that wait for it are told at once that the state file cannot
-/// take them (`MockState.markCommitFailed`), until a commit succeeds. Compaction runs a step at a
+/// take them (`CommitBarrier.markCommitFailed`), until a commit succeeds. Compaction runs a step at a
 /// time between commits. Stopping commits what is left, folds the WAL into the file and
 /// closes it, so a stopped mock's file is whole on its own.
 final class StateWriter: Sendable {
