@@ -968,6 +968,40 @@ extension PackageResources {
         }
       }
     },
+    "/appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js": {
+      "get": {
+        "tags": [
+          "Apple"
+        ],
+        "operationId": "signInWithAppleJS",
+        "summary": "Sign in with Apple JS (compatible with Apple's, served at its CDN path)",
+        "description": "Not Apple's code: a small script compatible with Apple's `appleid.auth.js` for what a page calls (`AppleID.auth.init`, `signIn`, `renderButton`, the `appleid-signin-*` meta tags, the popup and redirect flows, the `AppleIDSignInOnSuccess` / `AppleIDSignInOnFailure` document events). It talks to the server it was loaded from and takes popup messages from that origin only. Apple serves its own at `https://appleid.cdn-apple.com` + this path (docs/frontend-tests.md).",
+        "responses": {
+          "200": {
+            "description": "The script.",
+            "headers": {
+              "Cache-Control": {
+                "$ref": "#/components/headers/NoCache"
+              },
+              "X-Content-Type-Options": {
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "const": "nosniff"
+                }
+              }
+            },
+            "content": {
+              "text/javascript": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/__mock/health": {
       "get": {
         "tags": [
