@@ -20,7 +20,7 @@ var targets: [Target] = [
     // in Embedded/ that scripts/embed-resources writes from these files (SwiftPM's
     // `embedInCode` byte arrays cost about 21 s of a cold build's CPU; BENCHMARKS.md).
     .target(name: "AppleIDMock", dependencies: ["MiniHTTP", "JOSE", "CSQLite"],
-            exclude: ["Contract/openapi.json", "Control/Dashboard"]),
+            exclude: ["Contract/openapi.json", "Control/Dashboard", "Endpoints/AppleJS"]),
     .executableTarget(name: "appleid-mock", dependencies: ["AppleIDMock", "JOSE", "MiniHTTP"]),
     .target(name: "MiniHTTPTesting", dependencies: ["MiniHTTP"]),
     // The benchmark (BENCHMARKS.md): measures a built appleid-mock against this machine's ceilings.

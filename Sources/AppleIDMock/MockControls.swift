@@ -148,7 +148,7 @@ extension MockControls {
         }
         try await committed()
         let fields = Dictionary(delivery.parameters, uniquingKeysWith: { _, last in last })
-        return WebSignIn(redirectURI: delivery.redirectURI, responseMode: delivery.responseMode, code: fields["code"] ?? "",
+        return WebSignIn(redirectURI: delivery.redirectURI, responseMode: delivery.responseMode.rawValue, code: fields["code"] ?? "",
                          idToken: fields["id_token"], state: fields["state"], user: fields["user"])
     }
 

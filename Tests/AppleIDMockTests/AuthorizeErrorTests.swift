@@ -47,7 +47,7 @@ final class AuthorizeErrorTests: XCTestCase {
         try await assertRefused(mock, with("redirect_uri", "http://localhost:3000/callback/"), message: Self.clientOrRedirect)
         try await assertRefused(mock, with("redirect_uri", "https://evil.example/callback"), message: Self.clientOrRedirect)
         // Errors are shown, never sent to the return URL, whatever the response_mode.
-        for mode in ["query", "fragment", "form_post"] {
+        for mode in ["query", "fragment", "form_post", "web_message"] {
             let parameters = with("client_id", "com.example.nope").map { $0.0 == "response_mode" ? ($0.0, mode) : $0 }
             let response = try await mock.authorizePage(parameters)
             assertAuthorizeErrorPage(response, code: "invalid_request", message: Self.clientOrRedirect)
@@ -62,6 +62,8 @@ final class AuthorizeErrorTests: XCTestCase {
             try await assertRefused(mock, with("scope", scope), message: message)
             try await assertRefused(mock, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "fragment") : $0 }, message: message)
             try await assertAccepted(mock, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "form_post") : $0 })
+            // Sign in with Apple JS's popup asks for scopes with web_message (§1.2).
+            try await assertAccepted(mock, with("scope", scope).map { $0.0 == "response_mode" ? ($0.0, "web_message") : $0 })
         }
         // openid alone does not force form_post (§1.2).
         try await assertAccepted(mock, with("scope", "openid"))
@@ -71,7 +73,7 @@ final class AuthorizeErrorTests: XCTestCase {
         let mock = try frozenClient()
         try await assertRefused(mock, with("response_type", "code id_token"),
                           message: "response_mode must be fragment or form_post when id_token is requested.")
-        for mode in ["fragment", "form_post"] {
+        for mode in ["fragment", "form_post", "web_message"] {
             try await assertAccepted(mock, with("response_type", "code id_token").map { $0.0 == "response_mode" ? ($0.0, mode) : $0 })
         }
         // `id_token` alone is not supported (§1.2).
@@ -90,7 +92,10 @@ final class AuthorizeErrorTests: XCTestCase {
         let mock = try frozenClient()
         try await assertRefused(mock, with("response_type", nil), message: Self.unsupported)
         try await assertRefused(mock, with("response_type", "token"), message: Self.unsupported)
-        try await assertRefused(mock, with("response_mode", "web_message"), message: Self.unsupported)
+        try await assertRefused(mock, with("response_mode", "web_messages"), message: Self.unsupported)
+        try await assertRefused(mock, with("response_mode", "WEB_MESSAGE"), message: Self.unsupported)
+        try await assertRefused(mock, with("response_mode", "okta_post_message"), message: Self.unsupported)
+        try await assertAccepted(mock, with("response_mode", "web_message"))
         try await assertRefused(mock, with("redirect_uri", nil), message: Self.unsupported)
         // Omitted response_mode defaults to query (§1.2 [U]).
         try await assertAccepted(mock, with("response_mode", nil))

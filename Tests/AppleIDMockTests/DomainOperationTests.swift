@@ -123,7 +123,7 @@ final class DomainOperationTests: XCTestCase {
         let request = try webRequest(domain)
         XCTAssertEqual(request.clientID, "com.example.web")
         XCTAssertEqual(request.redirectURI, webRedirect)
-        XCTAssertEqual(request.responseMode, "form_post")
+        XCTAssertEqual(request.responseMode, .formPost)
         XCTAssertEqual(request.scopes, ["name", "email"])
         XCTAssertEqual(request.state, "st-1")
         XCTAssertEqual(request.nonce, "n-1")

@@ -28,4 +28,8 @@ final class EmbeddedResourcesTests: XCTestCase {
         try assertServed(PackageResources.dashboard_js, equals: "Control/Dashboard/dashboard.js")
         try assertServed(PackageResources.dashboard_css, equals: "Control/Dashboard/dashboard.css")
     }
+
+    func testSignInWithAppleJSServedIsItsFile() throws {
+        try assertServed(PackageResources.appleid_auth_js, equals: "Endpoints/AppleJS/appleid.auth.js")
+    }
 }

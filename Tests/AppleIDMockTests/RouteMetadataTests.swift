@@ -9,7 +9,7 @@ final class RouteMetadataTests: XCTestCase {
         let mock = try inMemoryMock()
         addTeardownBlock { await mock.stop() }
         let routes = mock.routes.routes
-        XCTAssertEqual(routes.count, 45)
+        XCTAssertEqual(routes.count, 46)
         XCTAssertEqual(routes.filter(\.summary.isEmpty).map { "\($0.method) \($0.template)" }, [], "routes without a summary")
         XCTAssertTrue(routes.contains { $0.method == .post && $0.template == "/__mock/keys/{kid}/activate" })
         XCTAssertTrue(routes.contains { $0.method == .delete && $0.template == "/__mock/keys/{kid}" })

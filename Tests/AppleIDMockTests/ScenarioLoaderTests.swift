@@ -329,10 +329,10 @@ final class ScenarioLoaderTests: XCTestCase {
 
     func testAuthorizeLocation_PercentEncodesNonASCII_OfARedirectURIMadeInCode() {
         // A scenario built in Swift is not checked by the loader: Location still carries ASCII only.
-        let delivery = Delivery(responseMode: "query", redirectURI: "https://a.example/\u{fc}\u{2028}x", parameters: [("code", "c"), ("state", "s")])
+        let delivery = Delivery(responseMode: .query, redirectURI: "https://a.example/\u{fc}\u{2028}x", parameters: [("code", "c"), ("state", "s")])
         XCTAssertEqual(AuthorizePages.location(delivery), "https://a.example/%C3%BC%E2%80%A8x?code=c&state=s")
         // The twin: an ASCII URI is written as it is.
-        let ascii = Delivery(responseMode: "fragment", redirectURI: "https://a.example/%C3%BC?x=1", parameters: [("code", "c")])
+        let ascii = Delivery(responseMode: .fragment, redirectURI: "https://a.example/%C3%BC?x=1", parameters: [("code", "c")])
         XCTAssertEqual(AuthorizePages.location(ascii), "https://a.example/%C3%BC?x=1#code=c")
     }
 }

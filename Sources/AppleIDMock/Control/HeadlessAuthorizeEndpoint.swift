@@ -3,7 +3,9 @@ import MiniHTTP
 
 /// `POST /__mock/authorize`: the authorize flow without a browser. Takes the authorize
 /// parameters and the user's choices as JSON and answers how Apple would deliver the result:
-/// `{"form": {…}, "method": "GET"|"POST", "url": …}` — hand it to the backend's callback.
+/// `{"form": {…}, "method": "GET"|"POST", "url": …}` — hand it to the backend's callback — or,
+/// for `web_message`, `{"message": …, "method": "postMessage", "target_origin": …}`: the exact
+/// string the popup posts to `window.opener` and the origin it posts to.
 struct HeadlessAuthorizeEndpoint: Sendable {
     let domain: AppleIDDomain
 
@@ -44,6 +46,12 @@ struct HeadlessAuthorizeEndpoint: Sendable {
         }
         var form = JSONObject()
         var answer = JSONObject()
+        if delivery.responseMode == .webMessage {
+            answer["message"] = .string(delivery.webMessage)
+            answer["method"] = "postMessage"
+            answer["target_origin"] = .string(delivery.targetOrigin)
+            return ControlResponse.json(.object(answer))
+        }
         if delivery.method == "POST" {
             for (name, value) in delivery.parameters { form[name] = .string(value) }
             answer["url"] = .string(delivery.redirectURI)

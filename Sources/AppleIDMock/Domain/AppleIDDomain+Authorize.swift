@@ -57,24 +57,25 @@ extension AppleIDDomain {
         guard responseTypes == ["code"] || responseTypes == ["code", "id_token"] else {
             throw .unsupported("response_type", "response_type \(Self.shown(parameters["response_type"])) is not \"code\" or \"code id_token\"")
         }
-        let mode = parameters["response_mode"] ?? scenario.compatibility.defaultResponseMode
-        guard ["query", "fragment", "form_post"].contains(mode) else {
-            throw .unsupported("response_mode", "response_mode \(LogText.clip(mode)) is not query, fragment or form_post")
+        let modeName = parameters["response_mode"] ?? scenario.compatibility.defaultResponseMode
+        guard let mode = ResponseMode(rawValue: modeName) else {
+            throw .unsupported("response_mode", "response_mode \(LogText.clip(modeName)) is not query, fragment, form_post or web_message")
         }
         let scopes = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
         if let unknown = scopes.first(where: { !["openid", "name", "email"].contains($0) }) {
             throw AuthorizeError(code: "invalid_scope", message: "Request missing required parameter or unsupported parameters or invalid redirect url",
                                  field: "scope", reason: "scope \(LogText.clip(unknown)) is not openid, name or email")
         }
-        if (scopes.contains("name") || scopes.contains("email")) && mode != "form_post" {
+        if (scopes.contains("name") || scopes.contains("email")) && !mode.carriesUser {
+            // Apple's text names form_post only; Sign in with Apple JS's web_message popup takes scopes too.
             throw AuthorizeError(code: "invalid_request", message: "response_mode must be form_post when name or email scope is requested.",
-                                 field: "response_mode", reason: "scope name or email needs response_mode form_post, got \(mode)")
+                                 field: "response_mode", reason: "scope name or email needs response_mode form_post or web_message, got \(modeName)")
         }
         let wantsIDToken = responseTypes.contains("id_token")
-        if wantsIDToken && mode == "query" {
+        if wantsIDToken && !mode.carriesIDToken {
             // §1.2 [D]: an id_token needs fragment or form_post. Apple's exact text is unknown.
             throw AuthorizeError(code: "invalid_request", message: "response_mode must be fragment or form_post when id_token is requested.",
-                                 field: "response_mode", reason: "response_type id_token needs response_mode fragment or form_post, got query")
+                                 field: "response_mode", reason: "response_type id_token needs response_mode fragment, form_post or web_message, got query")
         }
         for name in ["state", "nonce"] {
             if let size = parameters[name]?.utf8.count, size > AuthorizeRequest.maxStringBytes {
@@ -128,21 +129,27 @@ extension AppleIDDomain {
         var parameters: [(String, String)] = [("code", code)]
         if request.wantsIDToken { parameters.append(("id_token", try sign(result.claims, with: result.signingKey, defect: approval.defect))) }
         if let state = request.state { parameters.append(("state", state)) }
+        var user: JSONObject?
         if result.isFirst && !requested.isEmpty {
-            var userJSON = JSONObject()
+            var name: JSONValue?
             if requested.contains("name") {
-                var name = JSONObject()
-                name["firstName"] = .string(approval.givenName ?? result.user.givenName)
-                name["lastName"] = .string(approval.familyName ?? result.user.familyName)
-                userJSON["name"] = .object(name)
+                name = .object(["firstName": .string(approval.givenName ?? result.user.givenName),
+                                "lastName": .string(approval.familyName ?? result.user.familyName)])
             }
+            var email: JSONValue?
             if requested.contains("email") {
-                let email = result.hideEmail ? Identity.relayAddress(teamID: result.entry.team.teamID, user: result.user) : result.user.email
-                userJSON["email"] = .string(email)
+                email = .string(result.hideEmail ? Identity.relayAddress(teamID: result.entry.team.teamID, user: result.user) : result.user.email)
             }
-            parameters.append(("user", String(decoding: JSONWriter.compact(.object(userJSON)), as: UTF8.self)))
+            // form_post's string has name first (observed); Sign in with Apple JS's object, email first (§5).
+            let parts = request.responseMode == .webMessage ? [("email", email), ("name", name)] : [("name", name), ("email", email)]
+            let userJSON = JSONObject(parts.compactMap { key, value in value.map { (key, $0) } })
+            if request.responseMode == .webMessage {
+                user = userJSON
+            } else {
+                parameters.append(("user", String(decoding: JSONWriter.compact(.object(userJSON)), as: UTF8.self)))
+            }
         }
-        return Delivery(responseMode: request.responseMode, redirectURI: request.redirectURI, parameters: parameters)
+        return Delivery(responseMode: request.responseMode, redirectURI: request.redirectURI, parameters: parameters, user: user)
     }
 
     /// A refused grant in `/auth/authorize`'s words.

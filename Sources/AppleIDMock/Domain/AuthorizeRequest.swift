@@ -1,3 +1,5 @@
+import JOSE
+
 /// A validated `/auth/authorize` request (apple-behaviour.md §1.2).
 package struct AuthorizeRequest: Sendable, Equatable {
     /// Longest `state`, `nonce` or edited name accepted, in UTF-8 bytes. Apple's own limits are
@@ -11,8 +13,8 @@ package struct AuthorizeRequest: Sendable, Equatable {
     package var redirectURI: String
     /// Whether an id_token is delivered with the code (`code id_token`).
     package var wantsIDToken: Bool
-    /// `query`, `fragment` or `form_post`.
-    package var responseMode: String
+    /// How the answer is delivered.
+    package var responseMode: ResponseMode
     /// Requested scopes in order (`openid`, `name`, `email`).
     package var scopes: [String]
     /// Echoed back unchanged.
@@ -27,7 +29,7 @@ package struct AuthorizeRequest: Sendable, Equatable {
     /// The parameters that reproduce this request (for the consent page's hidden fields).
     package var parameters: [(String, String)] {
         var out: [(String, String)] = [("client_id", clientID), ("redirect_uri", redirectURI),
-                                       ("response_type", wantsIDToken ? "code id_token" : "code"), ("response_mode", responseMode)]
+                                       ("response_type", wantsIDToken ? "code id_token" : "code"), ("response_mode", responseMode.rawValue)]
         if !scopes.isEmpty { out.append(("scope", scopes.joined(separator: " "))) }
         if let state { out.append(("state", state)) }
         if let nonce { out.append(("nonce", nonce)) }
@@ -44,18 +46,30 @@ package struct AuthorizeRequest: Sendable, Equatable {
 
 /// Where and how the authorization response reaches the client (§1.2 "Response delivery").
 package struct Delivery: Sendable, Equatable {
-    /// `query`, `fragment` or `form_post`.
-    package var responseMode: String
+    /// How it is delivered.
+    package var responseMode: ResponseMode
     /// The registered return URL.
     package var redirectURI: String
-    /// Response parameters in order.
+    /// Response parameters in order (`user` among them, as a JSON string, for `form_post`).
     package var parameters: [(String, String)]
+    /// The `user` object on a first authorization with scopes, for `web_message`, whose message
+    /// carries it as an object (§5).
+    package var user: JSONObject?
 
-    /// `GET` for a redirect, `POST` for form_post.
-    package var method: String { responseMode == "form_post" ? "POST" : "GET" }
+    /// `GET` for a redirect, `POST` for form_post (web_message is not an HTTP request at all).
+    package var method: String { responseMode == .formPost ? "POST" : "GET" }
+
+    /// A delivery of `parameters` (and `user`, for web_message) to `redirectURI`.
+    package init(responseMode: ResponseMode, redirectURI: String, parameters: [(String, String)], user: JSONObject? = nil) {
+        self.responseMode = responseMode
+        self.redirectURI = redirectURI
+        self.parameters = parameters
+        self.user = user
+    }
 
     /// Equality over every field.
     package static func == (lhs: Delivery, rhs: Delivery) -> Bool {
-        lhs.responseMode == rhs.responseMode && lhs.redirectURI == rhs.redirectURI && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
+        lhs.responseMode == rhs.responseMode && lhs.redirectURI == rhs.redirectURI && lhs.user == rhs.user
+            && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
     }
 }

@@ -83,14 +83,15 @@ extension PackageResources {
           {
             "name": "response_mode",
             "in": "query",
-            "description": "How the answer is delivered; `form_post` is required when `name` or `email` is asked for, and `fragment` or `form_post` when an id_token is. Default (Apple's is undocumented): the scenario's `default_response_mode`, `query` unless set.",
+            "description": "How the answer is delivered; `form_post` or `web_message` is required when `name` or `email` is asked for, and `fragment`, `form_post` or `web_message` when an id_token is. `web_message` is Sign in with Apple JS's popup: the page posts `JSON.stringify({method: \"oauthDone\", data})` to `window.opener` for the redirect_uri's origin, and the redirect_uri receives nothing. Default (Apple's is undocumented): the scenario's `default_response_mode`, `query` unless set.",
             "required": false,
             "schema": {
               "type": "string",
               "enum": [
                 "query",
                 "fragment",
-                "form_post"
+                "form_post",
+                "web_message"
               ]
             },
             "example": "form_post"
@@ -153,7 +154,7 @@ extension PackageResources {
         ],
         "responses": {
           "200": {
-            "description": "The consent page (user, name, email choice; Continue or Cancel), or, when the scenario auto-approves, the answer delivered at once (the `form_post` page).",
+            "description": "The consent page (user, name, email choice; Continue or Cancel), or, when the scenario auto-approves, the answer delivered at once (the `form_post` page, or the `web_message` page that posts to `window.opener`). For `web_message` the consent page refuses to work in a window no script opened.",
             "headers": {
               "Cache-Control": {
                 "$ref": "#/components/headers/NoStore"
@@ -278,9 +279,10 @@ extension PackageResources {
                     "enum": [
                       "query",
                       "fragment",
-                      "form_post"
+                      "form_post",
+                      "web_message"
                     ],
-                    "description": "How the answer is delivered; `form_post` is required when `name` or `email` is asked for, and `fragment` or `form_post` when an id_token is. Default (Apple's is undocumented): the scenario's `default_response_mode`, `query` unless set."
+                    "description": "How the answer is delivered; `form_post` or `web_message` is required when `name` or `email` is asked for, and `fragment`, `form_post` or `web_message` when an id_token is. `web_message` is Sign in with Apple JS's popup: the page posts `JSON.stringify({method: \"oauthDone\", data})` to `window.opener` for the redirect_uri's origin, and the redirect_uri receives nothing. Default (Apple's is undocumented): the scenario's `default_response_mode`, `query` unless set."
                   },
                   "scope": {
                     "type": "string",
@@ -361,7 +363,7 @@ extension PackageResources {
         },
         "responses": {
           "200": {
-            "description": "The `form_post` delivery: a page whose form posts `code`, `id_token`, `state` and, on a first authorization, `user` to the `redirect_uri` (auto-submitted by script, with a Continue button).",
+            "description": "The `form_post` delivery: a page whose form posts `code`, `id_token`, `state` and, on a first authorization, `user` to the `redirect_uri` (auto-submitted by script, with a Continue button); or the `web_message` delivery: a page whose script posts `JSON.stringify({method: \"oauthDone\", data})` to `window.opener` with `targetOrigin` the redirect_uri's origin, where `data` is `{authorization: {code, id_token?, state?}, user?: {email?, name?: {firstName, lastName}}}`, or `{error: \"user_cancelled_authorize\"}` on Cancel; without an opener it posts nothing.",
             "headers": {
               "Cache-Control": {
                 "$ref": "#/components/headers/NoStore"
@@ -966,6 +968,40 @@ extension PackageResources {
         }
       }
     },
+    "/appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js": {
+      "get": {
+        "tags": [
+          "Apple"
+        ],
+        "operationId": "signInWithAppleJS",
+        "summary": "Sign in with Apple JS (compatible with Apple's, served at its CDN path)",
+        "description": "Not Apple's code: a small script compatible with Apple's `appleid.auth.js` for what a page calls (`AppleID.auth.init`, `signIn`, `renderButton`, the `appleid-signin-*` meta tags, the popup and redirect flows, the `AppleIDSignInOnSuccess` / `AppleIDSignInOnFailure` document events). It talks to the server it was loaded from and takes popup messages from that origin only. Apple serves its own at `https://appleid.cdn-apple.com` + this path (docs/frontend-tests.md).",
+        "responses": {
+          "200": {
+            "description": "The script.",
+            "headers": {
+              "Cache-Control": {
+                "$ref": "#/components/headers/NoCache"
+              },
+              "X-Content-Type-Options": {
+                "required": true,
+                "schema": {
+                  "type": "string",
+                  "const": "nosniff"
+                }
+              }
+            },
+            "content": {
+              "text/javascript": {
+                "schema": {
+                  "type": "string"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
     "/__mock/health": {
       "get": {
         "tags": [
@@ -1412,7 +1448,7 @@ extension PackageResources {
           "Control API"
         ],
         "summary": "The web authorize flow without a browser",
-        "description": "Takes the authorize parameters and the user's choices as JSON and answers how Apple would deliver the result: hand `url` (and, for `POST`, `form`) to the backend's callback. Refusals name Apple's code in `apple_error`.",
+        "description": "Takes the authorize parameters and the user's choices as JSON and answers how Apple would deliver the result: hand `url` (and, for `POST`, `form`) to the backend's callback; for `response_mode` `web_message`, the exact `message` string the popup posts to `window.opener` and its `target_origin`. Refusals name Apple's code in `apple_error`.",
         "operationId": "headlessAuthorize",
         "requestBody": {
           "required": true,
@@ -1450,7 +1486,7 @@ extension PackageResources {
                       "string",
                       "null"
                     ],
-                    "description": "How the answer is delivered. At most 4096 UTF-8 bytes.",
+                    "description": "How the answer is delivered: `query`, `fragment`, `form_post` or `web_message`. At most 4096 UTF-8 bytes.",
                     "maxLength": 4096
                   },
                   "scope": {
@@ -1563,7 +1599,7 @@ extension PackageResources {
         },
         "responses": {
           "200": {
-            "description": "How the answer reaches the redirect_uri.",
+            "description": "How the answer reaches the redirect_uri, or, for `web_message`, the opener.",
             "content": {
               "application/json": {
                 "schema": {
@@ -1587,6 +1623,13 @@ extension PackageResources {
                       "form": {},
                       "method": "GET",
                       "url": "https://app.example.com/callback?code=c85d8a1faaa546b5a7957855ad5b0dae4.0.yftr.TQFB-8jTND3y3wFKvt9rzA&state=s1"
+                    }
+                  },
+                  "webMessage": {
+                    "value": {
+                      "message": "{\"method\":\"oauthDone\",\"data\":{\"authorization\":{\"code\":\"cbf263378bb5836f545fc2eee84d79fca.0.csxw.U3LfRN9jZ6gxw_f42NHoOQ\",\"id_token\":\"eyJraWQiOiJXMmVrN0hkUGFMIiwiYWxnIjoiUlMyNTYifQ.eyJpc3MiOiJodHRwczovL2FwcGxlaWQuYXBwbGUuY29tIn0.c2lnbmF0dXJl\",\"state\":\"af0ifjsldkj\"},\"user\":{\"email\":\"alice@example.com\",\"name\":{\"firstName\":\"Alice\",\"lastName\":\"Appleseed\"}}}}",
+                      "method": "postMessage",
+                      "target_origin": "https://app.example.com"
                     }
                   }
                 }
@@ -4383,33 +4426,62 @@ extension PackageResources {
         "additionalProperties": false
       },
       "HeadlessDelivery": {
-        "type": "object",
-        "required": [
-          "form",
-          "method",
-          "url"
-        ],
-        "properties": {
-          "form": {
+        "oneOf": [
+          {
             "type": "object",
-            "additionalProperties": {
-              "type": "string"
+            "required": [
+              "form",
+              "method",
+              "url"
+            ],
+            "properties": {
+              "form": {
+                "type": "object",
+                "additionalProperties": {
+                  "type": "string"
+                },
+                "description": "The fields to POST (`form_post`); empty for GET."
+              },
+              "method": {
+                "type": "string",
+                "enum": [
+                  "GET",
+                  "POST"
+                ]
+              },
+              "url": {
+                "type": "string",
+                "description": "The redirect_uri (POST), or the whole redirect with the answer in its query or fragment (GET)."
+              }
             },
-            "description": "The fields to POST (`form_post`); empty for GET."
+            "additionalProperties": false
           },
-          "method": {
-            "type": "string",
-            "enum": [
-              "GET",
-              "POST"
-            ]
-          },
-          "url": {
-            "type": "string",
-            "description": "The redirect_uri (POST), or the whole redirect with the answer in its query or fragment (GET)."
+          {
+            "type": "object",
+            "required": [
+              "message",
+              "method",
+              "target_origin"
+            ],
+            "properties": {
+              "message": {
+                "type": "string",
+                "description": "Exactly what the popup passes to `window.opener.postMessage`: `JSON.stringify({method: \"oauthDone\", data})`, `data` being `{authorization: {code, id_token?, state?}, user?}` or `{error: \"user_cancelled_authorize\"}`."
+              },
+              "method": {
+                "type": "string",
+                "enum": [
+                  "postMessage"
+                ]
+              },
+              "target_origin": {
+                "type": "string",
+                "description": "The `targetOrigin` it posts to: the redirect_uri's origin (scheme, host, port)."
+              }
+            },
+            "additionalProperties": false
           }
-        },
-        "additionalProperties": false
+        ]
       },
       "NativeCredential": {
         "type": "object",

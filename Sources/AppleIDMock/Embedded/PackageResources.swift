@@ -1,5 +1,5 @@
-/// The files the binary serves, compiled in: `Contract/openapi.json` and the dashboard's page,
-/// script and style sheet (`Control/Dashboard/`). Each is a raw string literal in a
+/// The files the binary serves, compiled in: `Contract/openapi.json`, the dashboard's page,
+/// script and style sheet (`Control/Dashboard/`) and Sign in with Apple JS (`Endpoints/AppleJS/`). Each is a raw string literal in a
 /// `PackageResources+NAME.swift` beside this file, written by `scripts/embed-resources` from the
 /// file, which stays the one to edit; `EmbeddedResourcesTests` fails while the two differ by a byte.
 ///

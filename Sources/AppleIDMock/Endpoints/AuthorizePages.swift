@@ -1,7 +1,8 @@
 import JOSE
 import MiniHTTP
 
-/// The pages `/auth/authorize` shows: consent, Apple's error page, and the form_post relay.
+/// The pages `/auth/authorize` shows: consent, Apple's error page, the form_post relay and the
+/// web_message popup's last page.
 enum AuthorizePages {
     /// Apple's error page: an error code and message, never a redirect (apple-behaviour.md §2.2).
     static func errorPage(_ error: AuthorizeError, status: HTTPStatus) -> HTTPResponse {
@@ -54,7 +55,7 @@ enum AuthorizePages {
         <button type="submit" name="mock_action" value="continue" class="primary" id="continue">Continue</button>
         <button type="submit" name="mock_action" value="cancel" class="secondary" id="cancel">Cancel</button>
         </form>
-        """
+        """ + (request.responseMode == .webMessage ? "\n" + noOpenerGuard(hiding: "consent") : "")
         return htmlResponse(HTML.page(title: "Sign in with Apple", body: body), status: .ok)
     }
 
@@ -62,7 +63,9 @@ enum AuthorizePages {
     /// form POST with a visible button for browsers without JavaScript (§1.2).
     static func deliver(_ delivery: Delivery) -> HTTPResponse {
         switch delivery.responseMode {
-        case "form_post":
+        case .webMessage:
+            return htmlResponse(HTML.page(title: "Sign in with Apple", body: popupMessage(delivery)), status: .ok)
+        case .formPost:
             let fields = delivery.parameters.map { HTML.hidden($0.0, $0.1) }.joined(separator: "\n")
             let body = """
             <form method="post" action="\(HTML.escape(delivery.redirectURI))" id="response">
@@ -73,16 +76,48 @@ enum AuthorizePages {
             <script>document.getElementById("response").submit()</script>
             """
             return htmlResponse(HTML.page(title: "Sign in with Apple", body: body), status: .ok)
-        default:
+        case .query, .fragment:
             return HTTPResponse(status: .found, headers: ["Location": location(delivery), "Cache-Control": "no-store"])
         }
+    }
+
+    /// The popup's last page (§1.2 "web_message"): posts the message to `window.opener` for the
+    /// redirect URI's origin only and shows nothing of it; without an opener it posts nothing.
+    static func popupMessage(_ delivery: Delivery) -> String {
+        """
+        <h1>Sign in with Apple</h1>
+        <p id="status">Returning to the app…</p>
+        <script>
+        (function () {
+          var message = \(HTML.scriptString(delivery.webMessage));
+          var targetOrigin = \(HTML.scriptString(delivery.targetOrigin));
+          var status = document.getElementById("status");
+          if (!window.opener) { status.textContent = "\(noOpenerText)"; return; }
+          window.opener.postMessage(message, targetOrigin);
+          status.textContent = "You can close this window.";
+        })();
+        </script>
+        """
+    }
+
+    /// What a web_message page says when no window opened it.
+    static let noOpenerText = "This page only works in the window Sign in with Apple JS opens."
+
+    /// Apple's popup pages refuse to work in a window nothing opened: the element `id` is
+    /// replaced by an explanation.
+    private static func noOpenerGuard(hiding id: String) -> String {
+        """
+        <script>
+        if (!window.opener) { document.getElementById("\(id)").outerHTML = "<p id=\\"no-opener\\">\(noOpenerText)</p>"; }
+        </script>
+        """
     }
 
     /// The redirect target of a query or fragment delivery.
     static func location(_ delivery: Delivery) -> String {
         let encoded = HTTPForm.encode(delivery.parameters)
         let uri = asciiOnly(delivery.redirectURI)
-        if delivery.responseMode == "fragment" { return uri + "#" + encoded }
+        if delivery.responseMode == .fragment { return uri + "#" + encoded }
         return uri + (uri.contains("?") ? "&" : "?") + encoded
     }
 

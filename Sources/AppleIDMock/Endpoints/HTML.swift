@@ -1,3 +1,5 @@
+import JOSE
+
 /// Minimal HTML building for the mock's pages.
 enum HTML {
     /// Escapes text for element content and attribute values: `&`, `<`, `>`, `"`, `'` and line
@@ -12,6 +14,23 @@ enum HTML {
     /// A hidden input.
     static func hidden(_ name: String, _ value: String) -> String {
         "<input type=\"hidden\" name=\"\(escape(name))\" value=\"\(escape(value))\">"
+    }
+
+    /// `text` as a JavaScript string literal that is safe inside `<script>`: JSON's quoting, with
+    /// `<`, `>`, `&` and U+2028/U+2029 as `\u` escapes so no `</script>` can close the element.
+    static func scriptString(_ text: String) -> String {
+        var out = ""
+        for scalar in String(decoding: JSONWriter.compact(.string(text)), as: UTF8.self).unicodeScalars {
+            switch scalar {
+            case "<": out += "\\u003c"
+            case ">": out += "\\u003e"
+            case "&": out += "\\u0026"
+            case "\u{2028}": out += "\\u2028"
+            case "\u{2029}": out += "\\u2029"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// A whole page with Apple-like plain styling.

@@ -29,6 +29,8 @@ enum Routes {
                    reads: ["client_id", "client_secret", "sub", "target", "transfer_sub"])
         router.apple(.get, "/.well-known/openid-configuration", immediate: DiscoveryEndpoint(domain: domain, site: site).handle,
                    summary: "The OpenID discovery document")
+        router.apple(.get, AppleJSEndpoint.path, immediate: AppleJSEndpoint().handle,
+                     summary: "Sign in with Apple JS (compatible with Apple's, served at its CDN path)")
         // Control API: local, same-origin, JSON callers only (ControlGuard).
         // Health answers at once, whatever the state file's writer is doing (it names the committed signer).
         router.control(.get, "/__mock/health", .immediate(HealthEndpoint(domain: domain).handle),
