@@ -16,7 +16,7 @@ package enum TokenDefect: String, CaseIterable, Sendable, Equatable {
     case unknownKid = "unknown-kid"
     /// Header `alg: none` and an empty signature.
     case algNone = "alg-none"
-    /// Header `alg: HS256`, an HMAC keyed with the active key's public key PEM (key confusion).
+    /// Header `alg: HS256`, an HMAC keyed with the PEM of the active key's verifying half (key confusion).
     case hs256PublicKey = "hs256-public-key"
     /// No `sub` (for a notification: no `sub` in its event).
     case missingSub = "missing-sub"

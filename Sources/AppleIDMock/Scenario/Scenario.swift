@@ -161,7 +161,7 @@ public struct Scenario: Sendable, Equatable {
         package init() {}
     }
 
-    /// A Sign in with Apple key: its 10-character Key ID and P-256 public key (PEM).
+    /// A Sign in with Apple key: its 10-character Key ID and the verifying half of its P-256 key (PEM).
     package struct DeveloperKey: Sendable, Equatable {
         /// The `kid` a client_secret names.
         package var keyID: String
