@@ -43,8 +43,13 @@ struct UserLookupLoad {
     private static func measure(binary: String, secret: String, users: Int, events: Int, exchanges: Int, connections: Int, threads: Int) throws -> Run {
         let server = try ServerProcess.startMock(binary: binary)
         defer { server.stop() }
-        // The built-in scenario has 2 users; the rest are runtime users u0, u1, …
-        let added = max(0, users - 2)
+        // The built-in scenario's users, then runtime users u0, u1, … up to `users` in all (the
+        // mock holds at most 100,000).
+        let listed = try RawConnection(port: server.port).exchange(Array("GET /__mock/users HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        guard listed.status == 200, let builtIn = ((try? JSONSerialization.jsonObject(with: Data(listed.body))) as? [String: Any])?["users"] as? [Any] else {
+            throw ServerProcess.Failure(description: "GET /__mock/users answered \(listed.status)")
+        }
+        let added = max(0, users - builtIn.count)
         let adders = try (0..<min(4, max(1, added))).map { _ in try RawConnection(port: server.port) }
         var failures = LoadDriver.run(adders, threads: min(threads, adders.count)) { index in
             let mine = stride(from: index, to: added, by: adders.count).map { addRequest("u\($0)") }
