@@ -1,26 +1,30 @@
 @testable import AppleIDMock
+import Foundation
 import JOSE
 import MiniHTTP
 import XCTest
 
 /// `response_mode=web_message` (docs/apple-behaviour.md §1.2 "web_message"): Sign in with Apple
 /// JS's popup posts `JSON.stringify({method: "oauthDone", data})` to `window.opener`, for the
-/// redirect URI's origin only; the redirect URI receives nothing.
+/// redirect URI's origin only; the redirect URI receives nothing. The request journal and the
+/// dashboard show its sign-ins, cancels and refusals as they show form_post ones (issue 40 item 5).
 final class WebMessageDeliveryTests: XCTestCase {
-    private func request(type: String = "code id_token", scope: String? = "name email", state: String = "st-1") -> [(String, String)] {
-        var parameters = [("client_id", "com.example.web"), ("redirect_uri", webRedirect), ("response_type", type),
-                          ("response_mode", "web_message"), ("state", state), ("nonce", "n-1")]
+    private func request(type: String = "code id_token", scope: String? = "name email", state: String = "st-1",
+                         mode: String = "web_message", redirectURI: String = webRedirect) -> [(String, String)] {
+        var parameters = [("client_id", "com.example.web"), ("redirect_uri", redirectURI), ("response_type", type),
+                          ("response_mode", mode), ("state", state), ("nonce", "n-1")]
         if let scope { parameters.append(("scope", scope)) }
         // What Apple's script adds; the mock takes and ignores them.
         parameters += [("frame_id", "0d3d1c5e-2b8a-4b7a-9a4e-1f2d3c4b5a69"), ("m", "12"), ("v", "1.5.5")]
         return parameters
     }
 
-    /// GET then POST of the consent page with alice, Continue or Cancel.
-    private func signIn(_ mock: any MockClient, _ parameters: [(String, String)], action: String = "continue") async throws -> MockAnswer {
+    /// GET then POST of the consent page with `user` (alice), Continue or Cancel.
+    private func signIn(_ mock: any MockClient, _ parameters: [(String, String)], user: String = "alice",
+                        action: String = "continue") async throws -> MockAnswer {
         let page = try await mock.authorizePage(parameters)
         XCTAssertEqual(page.status, 200, page.text)
-        return try await mock.postForm("/auth/authorize", hiddenFields(page.text) + [("mock_user", "alice"), ("mock_action", action)])
+        return try await mock.postForm("/auth/authorize", hiddenFields(page.text) + [("mock_user", user), ("mock_action", action)])
     }
 
     /// The message and target origin a popup page posts, decoded from its script, after checking
@@ -133,5 +137,140 @@ final class WebMessageDeliveryTests: XCTestCase {
         // Twin: a port is part of the origin, so another port is another origin.
         XCTAssertNotEqual(Delivery(responseMode: .webMessage, redirectURI: "http://localhost:3001/cb", parameters: []).targetOrigin,
                           "http://localhost:3000")
+    }
+
+    // MARK: - The journal and the dashboard
+
+    /// A journal entry of `/auth/authorize` or `/__mock/authorize` with the types of the events it caused.
+    private typealias Journaled = (entry: JSONObject, events: [String])
+
+    /// The journal's authorize entries (both routes), oldest first.
+    private func authorizeEntries(_ mock: any MockClient, file: StaticString = #filePath, line: UInt = #line) async throws -> [Journaled] {
+        let feed = try jsonObject(try await mock.get("/__mock/events").body, file: file, line: line)
+        var types: [Int64: String] = [:]
+        for event in feed["events"]?.arrayValue?.compactMap(\.objectValue) ?? [] {
+            if let sequence = event["sequence"]?.intValue { types[sequence] = event["type"]?.stringValue }
+        }
+        let answer = try await mock.get("/__mock/requests")
+        XCTAssertEqual(answer.status, 200, answer.text, file: file, line: line)
+        let entries = try XCTUnwrap(try jsonObject(answer.body)["requests"]?.arrayValue, file: file, line: line).compactMap(\.objectValue)
+        return entries.filter { $0["route"] == "/auth/authorize" || $0["route"] == "/__mock/authorize" }.map { entry in
+            (entry, (entry["events"]?.arrayValue ?? []).compactMap { $0.intValue.flatMap { types[$0] } })
+        }
+    }
+
+    /// The response mode an authorize entry names: its form's, its query's or its JSON body's.
+    private func mode(of entry: JSONObject) -> String? {
+        if let mode = entry["form"]?.objectValue?["response_mode"] ?? entry["query"]?.objectValue?["response_mode"] { return mode.stringValue }
+        guard let body = entry["body"]?.stringValue, let fields = try? JSONParser.parse(body).objectValue else { return nil }
+        return fields["response_mode"]?.stringValue
+    }
+
+    /// What the journal shows of an entry, less what tells any two requests apart (number, times,
+    /// sizes, `Content-Length`; event numbers become the events' types), the response mode (read
+    /// by `mode(of:)`) and the user picked on the consent page.
+    private func shown(_ journaled: Journaled) -> JSONObject {
+        var shown = journaled.entry
+        for key in ["id", "time", "microseconds", "response_bytes"] { shown[key] = nil }
+        shown["events"] = .array(journaled.events.map(JSONValue.string))
+        if var headers = shown["headers"]?.objectValue {
+            headers["content-length"] = nil
+            shown["headers"] = .object(headers)
+        }
+        for key in ["query", "form"] {
+            guard var fields = shown[key]?.objectValue else { continue }
+            fields["response_mode"] = nil
+            fields["mock_user"] = nil
+            shown[key] = .object(fields)
+        }
+        if let body = shown["body"]?.stringValue, var fields = try? JSONParser.parse(body).objectValue {
+            fields["response_mode"] = nil
+            shown["body"] = .object(fields)
+        }
+        return shown
+    }
+
+    /// The dashboard's rows of authorize requests, oldest first, each without its number, its
+    /// time and its events' numbers.
+    private func dashboardRows(_ mock: any MockClient, file: StaticString = #filePath, line: UInt = #line) async throws -> [String] {
+        let fragment = try await mock.get("/__mock/dashboard")
+        XCTAssertEqual(fragment.status, 200, fragment.text, file: file, line: line)
+        return fragment.text.split(separator: "\n").map(String.init).filter { row in
+            row.hasPrefix("<tr id=\"request-") && (row.contains(">/auth/authorize</span>") || row.contains(">/__mock/authorize</span>"))
+        }.reversed().map { row in
+            row.replacingOccurrences(of: #"request-[0-9]+|(?<=scope="row">)[0-9]+|<time[^<]*</time>|#[0-9]+"#, with: "", options: .regularExpression)
+        }
+    }
+
+    /// `POST /__mock/authorize` of alice to `redirectURI` in `mode`.
+    private func headless(_ mock: any MockClient, mode: String, redirectURI: String = otherWebRedirect) async throws -> MockAnswer {
+        try await mock.postJSON("/__mock/authorize", #"{"client_id":"com.example.web","redirect_uri":"\#(redirectURI)","response_type":"code","response_mode":"\#(mode)","state":"s1","user":"alice"}"#)
+    }
+
+    /// Fails the test unless `answer` has `status`.
+    private func expect(_ status: Int, _ answer: MockAnswer, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(answer.status, status, answer.text, file: file, line: line)
+    }
+
+    func testJournal_ShowsAWebMessageSignInAsAFormPostOne_NamingItsResponseMode() async throws {
+        let mock = try frozenClient()
+        expect(200, try await signIn(mock, request(mode: "form_post")))
+        _ = try posted(try await signIn(mock, request(), user: "bob"))
+        expect(200, try await headless(mock, mode: "form_post"))
+        expect(200, try await headless(mock, mode: "web_message"))
+
+        let entries = try await authorizeEntries(mock)
+        XCTAssertEqual(entries.map { "\($0.entry["method"]?.stringValue ?? "-") \($0.entry["path"]?.stringValue ?? "-") \(mode(of: $0.entry) ?? "-")" },
+                       ["GET /auth/authorize form_post", "POST /auth/authorize form_post", "GET /auth/authorize web_message",
+                        "POST /auth/authorize web_message", "POST /__mock/authorize form_post", "POST /__mock/authorize web_message"])
+        XCTAssertEqual(entries.map(\.events), [[], ["consent-granted", "code-issued"], [], ["consent-granted", "code-issued"], ["code-issued"], ["code-issued"]])
+        let rows = try await dashboardRows(mock)
+        guard entries.count == 6, rows.count == 6 else { return XCTFail("\(entries.count) entries and \(rows.count) rows, not 6 of each") }
+        XCTAssertEqual(entries[3].entry["status"]?.intValue, 200)
+        XCTAssertEqual(entries[3].entry["client_id"], "com.example.web")
+        XCTAssertEqual(entries[3].entry["error"], .null)
+        XCTAssertEqual(entries[5].entry["control"], true)
+        XCTAssertTrue(rows[3].contains(#"<span class="tag ok">200</span>"#), rows[3])
+        XCTAssertTrue(rows[3].contains(#"<span class="event"><span class="dim"></span> consent-granted</span>, <span class="event"><span class="dim"></span> code-issued</span>"#), rows[3])
+        // Each web_message request shows exactly as its form_post twin, in the journal and on the dashboard.
+        for (formPost, webMessage) in [(0, 2), (1, 3), (4, 5)] {
+            XCTAssertEqual(shown(entries[webMessage]), shown(entries[formPost]), "journal entry \(webMessage + 1) against \(formPost + 1)")
+            XCTAssertEqual(rows[webMessage], rows[formPost], "dashboard row \(webMessage + 1) against \(formPost + 1)")
+        }
+    }
+
+    func testJournal_ShowsAWebMessageCancelOrRefusalAsAFormPostOne_AndAnUnknownModeAsRefused() async throws {
+        let mock = try frozenClient()
+        let unregistered = "https://evil.example.com/callback"
+        expect(200, try await signIn(mock, request(mode: "form_post"), action: "cancel"))
+        let cancelled = try posted(try await signIn(mock, request(), action: "cancel"))
+        XCTAssertEqual(cancelled.message, #"{"method":"oauthDone","data":{"error":"user_cancelled_authorize"}}"#)
+        expect(400, try await mock.authorizePage(request(mode: "form_post", redirectURI: unregistered)))
+        expect(400, try await mock.authorizePage(request(redirectURI: unregistered)))
+        expect(400, try await headless(mock, mode: "form_post", redirectURI: unregistered))
+        expect(400, try await headless(mock, mode: "web_message", redirectURI: unregistered))
+        expect(400, try await mock.authorizePage(request(mode: "web_msg")))
+
+        let entries = try await authorizeEntries(mock)
+        XCTAssertEqual(entries.map { mode(of: $0.entry) ?? "-" },
+                       ["form_post", "form_post", "web_message", "web_message", "form_post", "web_message", "form_post", "web_message", "web_msg"])
+        XCTAssertEqual(entries.map(\.events), Array(repeating: [], count: 9), "a cancel or a refusal changes nothing")
+        let rows = try await dashboardRows(mock)
+        guard entries.count == 9, rows.count == 9 else { return XCTFail("\(entries.count) entries and \(rows.count) rows, not 9 of each") }
+        XCTAssertEqual(entries[3].entry["status"]?.intValue, 200, "a cancel is delivered, not refused")
+        XCTAssertEqual(entries[3].entry["error"], .null)
+        XCTAssertEqual(entries[5].entry["error"], "invalid_request")
+        XCTAssertEqual(entries[5].entry["reason"]?.stringValue?.hasPrefix("redirect_uri \(unregistered) is not registered for com.example.web"), true)
+        for (formPost, webMessage) in [(0, 2), (1, 3), (4, 5), (6, 7)] {
+            XCTAssertEqual(shown(entries[webMessage]), shown(entries[formPost]), "journal entry \(webMessage + 1) against \(formPost + 1)")
+            XCTAssertEqual(rows[webMessage], rows[formPost], "dashboard row \(webMessage + 1) against \(formPost + 1)")
+        }
+        // The twin of the accepted mode: an unknown one is refused, and the journal and the dashboard say why.
+        let reason = "response_mode web_msg is not query, fragment, form_post or web_message"
+        XCTAssertEqual(entries[8].entry["status"]?.intValue, 400)
+        XCTAssertEqual(entries[8].entry["error"], "invalid_request")
+        XCTAssertEqual(entries[8].entry["reason"]?.stringValue, reason)
+        XCTAssertTrue(rows[8].contains(#"<span class="tag warn">400</span></td><td><span class="mono error">invalid_request</span> <span class="reason">\#(reason)</span>"#),
+                      rows[8])
     }
 }

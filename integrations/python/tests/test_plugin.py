@@ -142,6 +142,19 @@ def test_plugin_Methods_DriveTheMock(pytester, binary):
             assert mock.advance_clock(3600)["offset"] == 3600
             web = mock.authorize_web("alice", state="s1")
             assert web["method"] == "GET" and web["url"].startswith("https://app.example.com/callback?code=") and web["url"].endswith("&state=s1")
+            popup = mock.authorize_web("alice", response_mode="web_message", state="s2")
+            assert sorted(popup) == ["message", "method", "target_origin"]
+            assert (popup["method"], popup["target_origin"]) == ("postMessage", "https://app.example.com")
+            message = json.loads(popup["message"])
+            assert (message["method"], list(message["data"]), message["data"]["authorization"]["state"]) == ("oauthDone", ["authorization"], "s2")
+            assert message["data"]["authorization"]["code"].startswith("c")
+            cancelled = mock.authorize_web("alice", response_mode="web_message", cancel=True)
+            assert json.loads(cancelled["message"]) == {"method": "oauthDone", "data": {"error": "user_cancelled_authorize"}}
+            try:
+                mock.authorize_web("alice", response_mode="web_msg")
+                raise AssertionError("an unknown response_mode was accepted")
+            except AppleIDMockError as error:
+                assert error.status == 400 and str(error).endswith("(field response_mode)") and error.body["apple_error"] == "invalid_request"
             assert mock.token("alice", "com.example.app", defect="alg-none").split(".")[2] == ""
             assert mock.token("alice", "com.example.app").count(".") == 2
             fault = mock.faults.add(path="/auth/token", times=1, action="respond", status=503)

@@ -119,11 +119,26 @@ class AppleIDMock:
         return self._call("POST", "/__mock/sign-in", dict(fields, user=user, client_id=client_id))
 
     def authorize_web(self, user, client_id=None, redirect_uri=None, **parameters):
-        """The web flow without a browser: the user approves at `/auth/authorize` and this answers
-        what Apple would send the redirect URI, `{"url", "method", "form"}`. `response_type` defaults to `code`, `client_id`
-        to the scenario's first Services ID and `redirect_uri` to its first; `parameters` are the
-        authorize parameters (`state`, `nonce`, `response_mode`, `scope`, `code_challenge`, …)
-        and the user's choices (`hide_email`, `given_name`, `family_name`, `cancel`, `defect`)."""
+        """The web flow without a browser: the user approves (or, with `cancel=True`, cancels) at
+        `/auth/authorize` and this answers how Apple would deliver the result
+        (`POST /__mock/authorize`):
+
+        - `response_mode` `query` or `fragment`: `{"method": "GET", "url", "form": {}}`, the
+          redirect URI with the fields in its query or fragment;
+        - `form_post`: `{"method": "POST", "url", "form"}`, the fields to post to the redirect URI;
+        - `web_message` (Sign in with Apple JS's popup; the redirect URI receives nothing):
+          `{"message", "method": "postMessage", "target_origin"}`, `message` the exact string the
+          popup posts to `window.opener` (`JSON.stringify({method: "oauthDone", data})`, so
+          `json.loads` it; `data` is `{"authorization": {"code", "id_token"?, "state"?}, "user"?}`,
+          or `{"error": "user_cancelled_authorize"}` on cancel) and `target_origin` the redirect
+          URI's origin, the only one it is posted to.
+
+        `response_type` defaults to `code`, `client_id` to the scenario's first Services ID and
+        `redirect_uri` to its first; `parameters` are the authorize parameters (`state`, `nonce`,
+        `response_mode`, `scope`, `code_challenge`, …) and the user's choices (`hide_email`,
+        `given_name`, `family_name`, `cancel`, `defect`). A refusal (an unknown `response_mode`,
+        an unregistered redirect URI) raises `AppleIDMockError`, its `body["apple_error"]` the code
+        Apple's authorize page would show."""
         if client_id is None or redirect_uri is None:
             client = self._services_client(client_id)
             client_id = client_id or client["client_id"]
