@@ -261,6 +261,9 @@ final class WebMessageDeliveryTests: XCTestCase {
         XCTAssertEqual(entries[3].entry["error"], .null)
         XCTAssertEqual(entries[5].entry["error"], "invalid_request")
         XCTAssertEqual(entries[5].entry["reason"]?.stringValue?.hasPrefix("redirect_uri \(unregistered) is not registered for com.example.web"), true)
+        // A headless refusal names what Apple's endpoint would have refused with, and why.
+        XCTAssertEqual(entries[7].entry["error"], "invalid_request")
+        XCTAssertEqual(entries[7].entry["reason"]?.stringValue?.hasPrefix("redirect_uri \(unregistered) is not registered for com.example.web"), true)
         for (formPost, webMessage) in [(0, 2), (1, 3), (4, 5), (6, 7)] {
             XCTAssertEqual(shown(entries[webMessage]), shown(entries[formPost]), "journal entry \(webMessage + 1) against \(formPost + 1)")
             XCTAssertEqual(rows[webMessage], rows[formPost], "dashboard row \(webMessage + 1) against \(formPost + 1)")

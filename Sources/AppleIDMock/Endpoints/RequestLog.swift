@@ -82,10 +82,14 @@ struct RequestLog: Sendable {
     }
 
     /// Apple's code, the reason and the answer of a refusal by Apple's endpoints (`OAuthError`,
-    /// `AuthorizeError`); nil for any other error.
+    /// `AuthorizeError`, and `POST /__mock/authorize`'s `HeadlessAuthorizeRefusal`, which says what
+    /// Apple's authorize endpoint would refuse with); nil for any other error.
     private static func refusal(_ error: any Error) -> (code: String, reason: String, response: HTTPResponse)? {
         if let refusal = error as? OAuthError { return (refusal.code, refusal.reason ?? refusal.description, refusal.response) }
         if let refusal = error as? AuthorizeError { return (refusal.answeredCode, refusal.reason ?? refusal.message, refusal.response) }
+        if let refusal = error as? HeadlessAuthorizeRefusal {
+            return (refusal.error.code, refusal.error.reason ?? refusal.error.message, refusal.response)
+        }
         return nil
     }
 
@@ -136,8 +140,10 @@ struct RequestLog: Sendable {
                 } catch {
                     if debug { sink(Self.answered(request, path, Self.status(error))) }
                     guard let events, let known = error as? any HTTPResponseError else { throw error }
-                    // A refusal after part of the work (a reset that failed late) still names its events.
-                    return Self.noted(known.response, JournalNote(events: events.sequences))
+                    // A refusal after part of the work (a reset that failed late) still names its events;
+                    // one that speaks for Apple's (a headless authorize) names Apple's code and why.
+                    let apple = Self.refusal(error)
+                    return Self.noted(known.response, JournalNote(error: apple?.code, reason: apple?.reason, events: events.sequences))
                 }
             }
         }
