@@ -12,8 +12,9 @@ enum TLSCommand {
                  curl --cacert, a JVM trust store, `serve --notification-ca`, `health --ca`)
       cert.pem   a server certificate it issued, then the CA: `serve --tls-cert`
       key.pem    the server's P-256 private key, PKCS#8, mode 0600: `serve --tls-key`
-    The certificate names appleid.apple.com, localhost, 127.0.0.1, ::1 and every --name (a DNS
-    name, e.g. a Docker service, or an IP address).
+    The certificate names appleid.apple.com, appleid.cdn-apple.com (where Apple serves its
+    JS), localhost, 127.0.0.1, ::1 and every --name (a DNS name, e.g. a Docker service, or an
+    IP address).
 
       --out DIR    where to write
       --name NAME  one more name the certificate covers (repeatable)
@@ -37,7 +38,7 @@ enum TLSCommand {
         let force = parsed.flags.contains("force"), keep = parsed.flags.contains("keep")
         if force && keep { throw UsageError(message: "--force and --keep exclude each other", usage: usage) }
         let days = try parsed.integer("days", default: 825, range: 1...825, usage: usage)
-        var names = ["appleid.apple.com", "localhost", "127.0.0.1", "::1"]
+        var names = ["appleid.apple.com", "appleid.cdn-apple.com", "localhost", "127.0.0.1", "::1"]
         for name in parsed.repeated["name"] ?? [] where !names.contains(name) {
             guard !name.isEmpty, name.utf8.count <= 253 else { throw UsageError(message: "--name expects a DNS name or an IP address, got \"\(name)\"", usage: usage) }
             names.append(name)

@@ -31,6 +31,40 @@ final class TLSCommandTests: XCTestCase {
         XCTAssertEqual(unknown.stderr.split(separator: "\n").first.map(String.init), "appleid-mock: unknown tls command \"--helpful\"")
     }
 
+    func testTLSGenerate_CertificateNamesBothAppleHostsAndLoopback_AndRefusesABadName() throws {
+        let result = try CLIProcess.run(["tls", "generate", "--out", directory, "--name", "shop.test"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasSuffix("names: appleid.apple.com, appleid.cdn-apple.com, localhost, 127.0.0.1, ::1, shop.test\n"), result.stdout)
+        // The leaf's subjectAltName entries as DER (RFC 5280 §4.2.1.6): dNSName [2], iPAddress [7].
+        let leaf = try XCTUnwrap(Self.firstCertificateDER(try String(contentsOfFile: directory + "/cert.pem", encoding: .utf8)))
+        func dns(_ name: String) -> [UInt8] { [0x82, UInt8(name.utf8.count)] + Array(name.utf8) }
+        for name in ["appleid.apple.com", "appleid.cdn-apple.com", "localhost", "shop.test"] {
+            XCTAssertTrue(Self.contains(leaf, dns(name)), name)
+        }
+        XCTAssertTrue(Self.contains(leaf, [0x87, 4, 127, 0, 0, 1]), "127.0.0.1")
+        XCTAssertTrue(Self.contains(leaf, [0x87, 16] + Array(repeating: 0, count: 15) + [1]), "::1")
+        // The twins: a name not asked for is not in it, and one that is no name is refused, writing nothing.
+        XCTAssertFalse(Self.contains(leaf, dns("appleid.cdn-apple.net")))
+        let other = directory + "/bad"
+        let refused = try CLIProcess.run(["tls", "generate", "--out", other, "--name", "bad name"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").first.map(String.init),
+                       "appleid-mock: --name: \"bad name\" is neither an IP address nor a DNS name")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: other), "nothing written")
+    }
+
+    /// The DER bytes of the first PEM certificate in `pem`.
+    private static func firstCertificateDER(_ pem: String) -> [UInt8]? {
+        guard let begin = pem.range(of: "-----BEGIN CERTIFICATE-----"), let end = pem.range(of: "-----END CERTIFICATE-----") else { return nil }
+        let body = pem[begin.upperBound..<end.lowerBound].filter { !$0.isWhitespace }
+        return Data(base64Encoded: String(body)).map { Array($0) }
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+    }
+
     func testTLSGenerateKeep_WritesAllThree_WhenNoneExists() throws {
         let result = try CLIProcess.run(["tls", "generate", "--out", directory, "--keep"])
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -71,12 +71,16 @@ def answer_html(handler, page, status=200):
     handler.wfile.write(page)
 
 
-def headless_chromium(chromedriver, *flags):
-    """Debian's Chromium, headless, through `chromedriver` (the browser tests skip without it)."""
+def headless_chromium(chromedriver, *flags, block_popups=False):
+    """Debian's Chromium, headless, through `chromedriver` (the browser tests skip without it).
+    chromedriver starts Chromium with --disable-popup-blocking; `block_popups` drops that switch,
+    so that, as in a user's browser, window.open without a user gesture returns null."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *flags):
         options.add_argument(flag)
+    if block_popups:
+        options.add_experimental_option("excludeSwitches", ["disable-popup-blocking"])
     return webdriver.Chrome(service=Service(chromedriver), options=options)

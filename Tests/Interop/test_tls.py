@@ -49,6 +49,13 @@ def test_curl_reaches_appleid_apple_com_with_the_ca_and_fails_without_it(https_m
     assert len(json.loads(trusted.stdout)["keys"]) == 3
     untrusted = subprocess.run(["curl", "-sS", "--resolve", resolve, url], capture_output=True, text=True, timeout=30)
     assert untrusted.returncode == 60, untrusted.stderr  # CURLE_PEER_FAILED_VERIFICATION
+    # Apple's script host is in the certificate too; a name it does not hold is refused.
+    for host, status in [("appleid.cdn-apple.com", 0), ("appleid.cdn-apple.net", 60)]:
+        script = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--resolve", f"{host}:{port(https_mock)}:127.0.0.1",
+                                 "--cacert", str(tls_files / "ca.pem"),
+                                 f"https://{host}:{port(https_mock)}/appleauth/static/jsapi/appleid/1/en_US/appleid.auth.js"],
+                                capture_output=True, text=True, timeout=30)
+        assert (script.returncode, script.stdout) == (status, "200" if status == 0 else "000"), (host, script.returncode, script.stdout, script.stderr)
     # Plain HTTP to the TLS port: a plain 400 saying so (as nginx does), never the keys.
     plain = subprocess.run(["curl", "-sS", "-w", "%{http_code}", f"http://127.0.0.1:{port(https_mock)}/auth/keys"],
                            capture_output=True, text=True, timeout=30)
