@@ -72,16 +72,18 @@ def shown(path):
 def dead_links(path):
     """The relative links of `path` that lead nowhere: a missing file, or a missing #anchor."""
     dead = []
-    for number, line in enumerate(prose(path.read_text()).splitlines(), 1):
-        for target in LINK.findall(line):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
-                continue  # http:, https:, mailto:
-            file, _, fragment = target.partition("#")
-            resolved = (path.parent / file).resolve() if file else path
-            if not resolved.exists():
-                dead.append(f"{shown(path)}:{number}: {target} (no such file)")
-            elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
-                dead.append(f"{shown(path)}:{number}: {target} (no such anchor in {resolved.name})")
+    text = prose(path.read_text())
+    # Over the whole text, not line by line: a link's words may wrap onto the next line.
+    for match in LINK.finditer(text):
+        target, number = match.group(1), text.count("\n", 0, match.start(1)) + 1
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
+            continue  # http:, https:, mailto:
+        file, _, fragment = target.partition("#")
+        resolved = (path.parent / file).resolve() if file else path
+        if not resolved.exists():
+            dead.append(f"{shown(path)}:{number}: {target} (no such file)")
+        elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
+            dead.append(f"{shown(path)}:{number}: {target} (no such anchor in {resolved.name})")
     return dead
 
 
@@ -100,6 +102,9 @@ def test_docs_link_check_refuses_a_missing_file_and_a_missing_anchor(tmp_path):
     page.write_text("# Page\n\n[gone](gone.md) [bad](other.md#run-it-thrice) [self](#nowhere)\n")
     assert [entry.split(": ", 1)[1] for entry in dead_links(page)] == [
         "gone.md (no such file)", "other.md#run-it-thrice (no such anchor in other.md)", "#nowhere (no such anchor in page.md)"]
+    # A link whose words wrap onto the next line is checked too, and named by the line of its target.
+    page.write_text("# Page\n\nsee [the other\npage](other.md#run-it-twice) and [the\nother](other.md#run-it-thrice)\n")
+    assert dead_links(page) == [f"{page.name}:5: other.md#run-it-thrice (no such anchor in other.md)"]
 
 
 def test_readme_is_short_and_links_to_every_docs_page():

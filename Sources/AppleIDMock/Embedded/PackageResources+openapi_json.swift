@@ -975,7 +975,7 @@ extension PackageResources {
         ],
         "operationId": "signInWithAppleJS",
         "summary": "Sign in with Apple JS (compatible with Apple's, served at its CDN path)",
-        "description": "Not Apple's code: a small script compatible with Apple's `appleid.auth.js` for what a page calls (`AppleID.auth.init`, `signIn`, `renderButton`, the `appleid-signin-*` meta tags, the popup and redirect flows, the `AppleIDSignInOnSuccess` / `AppleIDSignInOnFailure` document events). It talks to the server it was loaded from and takes popup messages from that origin only. Apple serves its own at `https://appleid.cdn-apple.com` + this path (docs/frontend-tests.md).",
+        "description": "Not Apple's code: a small script compatible with Apple's `appleid.auth.js` for what a page calls (`AppleID.auth.init`, `signIn`, `renderButton`, the `appleid-signin-*` meta tags, the popup and redirect flows, the `AppleIDSignInOnSuccess` / `AppleIDSignInOnFailure` document events). It talks to the server it was loaded from (to `https://appleid.apple.com` when loaded as `appleid.cdn-apple.com`, as Apple's does) and takes popup messages from that origin only. Apple serves its own at `https://appleid.cdn-apple.com` + this path (docs/frontend-tests.md).",
         "responses": {
           "200": {
             "description": "The script.",
