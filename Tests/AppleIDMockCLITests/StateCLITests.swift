@@ -146,10 +146,12 @@ final class StateCLITests: XCTestCase {
                 pairs.append((process, out, err))
             }
             for pair in pairs { try pair.process.run() }
+            // The loser exits (its stdout ends); the winner prints its line and runs until stopped.
+            // Both are heard before either is stopped: a winner stopped early would free the file
+            // for a second process that, on a loaded machine, only started then.
+            let firsts = pairs.map { String(decoding: $0.out.fileHandleForReading.availableData, as: UTF8.self) }
             var serving = 0
-            for pair in pairs {
-                // The loser exits (its stdout ends); the winner prints its line and runs until stopped.
-                let first = String(decoding: pair.out.fileHandleForReading.availableData, as: UTF8.self)
+            for (pair, first) in zip(pairs, firsts) {
                 if first.hasPrefix("listening on ") {
                     serving += 1
                     kill(pair.process.processIdentifier, SIGTERM)
