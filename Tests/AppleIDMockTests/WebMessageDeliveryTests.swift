@@ -202,6 +202,9 @@ final class WebMessageDeliveryTests: XCTestCase {
         }
     }
 
+    /// A dashboard row's tag naming a response mode.
+    private static func modeTag(_ mode: String) -> String { #"<span class="tag">\#(mode)</span>"# }
+
     /// `POST /__mock/authorize` of alice to `redirectURI` in `mode`.
     private func headless(_ mock: any MockClient, mode: String, redirectURI: String = otherWebRedirect) async throws -> MockAnswer {
         try await mock.postJSON("/__mock/authorize", #"{"client_id":"com.example.web","redirect_uri":"\#(redirectURI)","response_type":"code","response_mode":"\#(mode)","state":"s1","user":"alice"}"#)
@@ -235,7 +238,11 @@ final class WebMessageDeliveryTests: XCTestCase {
         // Each web_message request shows exactly as its form_post twin, in the journal and on the dashboard.
         for (formPost, webMessage) in [(0, 2), (1, 3), (4, 5)] {
             XCTAssertEqual(shown(entries[webMessage]), shown(entries[formPost]), "journal entry \(webMessage + 1) against \(formPost + 1)")
-            XCTAssertEqual(rows[webMessage], rows[formPost], "dashboard row \(webMessage + 1) against \(formPost + 1)")
+            // The same row but for the response mode it names, as /auth/token rows name their grant_type.
+            XCTAssertTrue(rows[webMessage].contains(Self.modeTag("web_message")), rows[webMessage])
+            XCTAssertTrue(rows[formPost].contains(Self.modeTag("form_post")), rows[formPost])
+            XCTAssertEqual(rows[webMessage].replacingOccurrences(of: Self.modeTag("web_message"), with: Self.modeTag("form_post")), rows[formPost],
+                           "dashboard row \(webMessage + 1) against \(formPost + 1)")
         }
     }
 
@@ -266,7 +273,11 @@ final class WebMessageDeliveryTests: XCTestCase {
         XCTAssertEqual(entries[7].entry["reason"]?.stringValue?.hasPrefix("redirect_uri \(unregistered) is not registered for com.example.web"), true)
         for (formPost, webMessage) in [(0, 2), (1, 3), (4, 5), (6, 7)] {
             XCTAssertEqual(shown(entries[webMessage]), shown(entries[formPost]), "journal entry \(webMessage + 1) against \(formPost + 1)")
-            XCTAssertEqual(rows[webMessage], rows[formPost], "dashboard row \(webMessage + 1) against \(formPost + 1)")
+            // The same row but for the response mode it names, as /auth/token rows name their grant_type.
+            XCTAssertTrue(rows[webMessage].contains(Self.modeTag("web_message")), rows[webMessage])
+            XCTAssertTrue(rows[formPost].contains(Self.modeTag("form_post")), rows[formPost])
+            XCTAssertEqual(rows[webMessage].replacingOccurrences(of: Self.modeTag("web_message"), with: Self.modeTag("form_post")), rows[formPost],
+                           "dashboard row \(webMessage + 1) against \(formPost + 1)")
         }
         // The twin of the accepted mode: an unknown one is refused, and the journal and the dashboard say why.
         let reason = "response_mode web_msg is not query, fragment, form_post or web_message"
@@ -275,5 +286,6 @@ final class WebMessageDeliveryTests: XCTestCase {
         XCTAssertEqual(entries[8].entry["reason"]?.stringValue, reason)
         XCTAssertTrue(rows[8].contains(#"<span class="tag warn">400</span></td><td><span class="mono error">invalid_request</span> <span class="reason">\#(reason)</span>"#),
                       rows[8])
+        XCTAssertTrue(rows[8].contains(Self.modeTag("web_msg")), "the mode as sent: \(rows[8])")
     }
 }

@@ -1,3 +1,5 @@
+import JOSE
+
 extension DashboardFragment {
     /// Requests: the journal's newest entries matching the filters, newest first, each with what
     /// the mock answered, why it refused, and the events it caused.
@@ -23,6 +25,21 @@ extension DashboardFragment {
         out.raw("\n</tbody></table></div>\n")
     }
 
+    /// The `response_mode` a sign-in asked for: the form's or the query's on Apple's authorize
+    /// endpoint, the JSON body's on `POST /__mock/authorize`; nil when it named none.
+    static func responseMode(_ entry: JournalEntry) -> String? {
+        switch entry.route ?? entry.path {
+        case "/auth/authorize":
+            return entry.form?["response_mode"] ?? entry.query["response_mode"]
+        case ControlResponse.prefix + "authorize":
+            guard let body = entry.body, case .object(let object)? = try? JSONParser.parse(Array(body.utf8)),
+                  case .string(let mode)? = object["response_mode"] else { return nil }
+            return mode
+        default:
+            return nil
+        }
+    }
+
     private mutating func request(_ entry: JournalEntry) {
         out.raw("\n<tr id=\"request-")
         out.number(entry.id)
@@ -42,7 +59,7 @@ extension DashboardFragment {
                 out.text(route)
                 out.raw("</span>")
             }
-            if let grant = entry.grantType {
+            if let grant = entry.grantType ?? Self.responseMode(entry) {
                 out.raw(" ")
                 tag(grant)
             }
