@@ -1,4 +1,5 @@
 """Shared fixtures: a live appleid-mock process on an ephemeral port."""
+import json
 import os
 import pathlib
 import subprocess
@@ -69,6 +70,16 @@ def answer_html(handler, page, status=200):
     handler.send_header("Content-Length", str(len(page)))
     handler.end_headers()
     handler.wfile.write(page)
+
+
+def answer_json(handler, value, status=200):
+    """Answers a request of an http.server handler with `value` as JSON."""
+    body = json.dumps(value).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 def headless_chromium(chromedriver, *flags, block_popups=False):

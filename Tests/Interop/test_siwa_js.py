@@ -14,7 +14,7 @@ import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, client_secret, headless_chromium, run_cli
+from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -73,12 +73,7 @@ class App(http.server.BaseHTTPRequestHandler):
             key = jwt.PyJWKClient(f"{App.mock}/auth/keys").get_signing_key_from_jwt(token)
             session[name] = jwt.decode(token, key.key, algorithms=["RS256"], audience="com.example.web",
                                        issuer="https://appleid.apple.com")
-        body = json.dumps(session).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer_json(self, session)
 
     def log_message(self, *args):
         pass

@@ -30,7 +30,7 @@ import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, client_secret, headless_chromium, run_cli
+from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -136,12 +136,7 @@ class App(http.server.BaseHTTPRequestHandler):
         for name, token in (("id_token", data["authorization"]["id_token"]), ("redeemed", tokens["id_token"])):
             session[name] = jwt.decode(token, keys.get_signing_key_from_jwt(token).key, algorithms=["RS256"],
                                        audience="com.example.web", issuer=APPLE)
-        body = json.dumps(session).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        answer_json(self, session)
 
     def log_message(self, *args):
         pass
