@@ -202,6 +202,33 @@ final class WebMessageDeliveryTests: XCTestCase {
         }
     }
 
+    func testJournal_NamesApplesCodeOnlyForARefusalInApplesName_NotForABadControlRequest() async throws {
+        let mock = try frozenClient()
+        // Apple would refuse this sign-in (the redirect URI is not registered): Apple's code and why.
+        expect(400, try await headless(mock, mode: "web_message", redirectURI: "https://evil.example.com/callback"))
+        // Its twin: a control request the mock cannot read at all (no user) is its own refusal, not Apple's.
+        let bad = try await mock.postJSON("/__mock/authorize", #"{"client_id":"com.example.web","redirect_uri":"\#(otherWebRedirect)","response_type":"code"}"#)
+        expect(400, bad)
+        XCTAssertTrue(bad.text.contains(#""field":"user""#), bad.text)
+        let entries = try await authorizeEntries(mock)
+        guard entries.count == 2 else { return XCTFail("\(entries.count) entries, not 2") }
+        XCTAssertEqual(entries[0].entry["error"], "invalid_request")
+        XCTAssertNotEqual(entries[0].entry["reason"], .null)
+        XCTAssertEqual(entries[1].entry["error"], .null)
+        XCTAssertEqual(entries[1].entry["reason"], .null)
+    }
+
+    func testDashboard_ClipsAResponseModeTag_ThatTheClientMadeLong() async throws {
+        let mock = try frozenClient()
+        expect(400, try await mock.authorizePage(request(mode: String(repeating: "m", count: 500))))
+        expect(400, try await mock.authorizePage(request(mode: String(repeating: "m", count: 40))))
+        let rows = try await dashboardRows(mock)
+        guard rows.count == 2 else { return XCTFail("\(rows.count) rows, not 2") }
+        XCTAssertTrue(rows[0].contains(Self.modeTag(String(repeating: "m", count: 40) + "…")), rows[0])
+        // Its twin, exactly at the limit, shows whole.
+        XCTAssertTrue(rows[1].contains(Self.modeTag(String(repeating: "m", count: 40))), rows[1])
+    }
+
     /// A dashboard row's tag naming a response mode.
     private static func modeTag(_ mode: String) -> String { #"<span class="tag">\#(mode)</span>"# }
 

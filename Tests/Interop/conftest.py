@@ -72,6 +72,13 @@ def answer_html(handler, page, status=200):
     handler.wfile.write(page)
 
 
+def register_redirect(scenario, client_id, redirect_uri):
+    """Adds `redirect_uri` to the registered redirect URIs of the client `client_id` of `scenario`
+    (a parsed scenario file)."""
+    client = next(c for team in scenario["teams"] for c in team.get("clients", []) if c["client_id"] == client_id)
+    client["redirect_uris"].append(redirect_uri)
+
+
 def answer_json(handler, value, status=200):
     """Answers a request of an http.server handler with `value` as JSON."""
     body = json.dumps(value).encode()

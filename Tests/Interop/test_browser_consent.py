@@ -9,7 +9,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import MockProcess, answer_html, headless_chromium, run_cli
+from conftest import MockProcess, answer_html, headless_chromium, register_redirect, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -37,7 +37,7 @@ def world(tmp_path):
     threading.Thread(target=callback.serve_forever, daemon=True).start()
     redirect_uri = f"http://127.0.0.1:{callback.server_port}/callback"
     scenario = json.loads(run_cli("scenario", "print").stdout)
-    scenario["teams"][0]["clients"][1]["redirect_uris"].append(redirect_uri)
+    register_redirect(scenario, "com.example.web", redirect_uri)
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
     mock = MockProcess("--scenario", str(path))

@@ -13,7 +13,7 @@ import urllib.parse
 import pytest
 import requests
 
-from conftest import ROOT, MockProcess, answer_html, headless_chromium, run_cli
+from conftest import MockProcess, ROOT, answer_html, headless_chromium, register_redirect, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -84,7 +84,7 @@ def world(tmp_path):
     Receiver.received.clear()
     redirect_uri = f"http://127.0.0.1:{callback.server_port}/callback"
     scenario = json.loads(run_cli("scenario", "print").stdout)
-    scenario["teams"][0]["clients"][1]["redirect_uris"].append(redirect_uri)
+    register_redirect(scenario, "com.example.web", redirect_uri)
     scenario["teams"][0]["notification_url"] = f"http://127.0.0.1:{receiver.server_port}/apple/notifications"
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))

@@ -14,7 +14,7 @@ import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, run_cli
+from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, register_redirect, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -85,7 +85,7 @@ def world(tmp_path):
     threading.Thread(target=app.serve_forever, daemon=True).start()
     App.redirect_uri = f"http://127.0.0.1:{app.server_port}/callback"
     scenario = json.loads(run_cli("scenario", "print").stdout)
-    scenario["teams"][0]["clients"][1]["redirect_uris"].append(App.redirect_uri)
+    register_redirect(scenario, "com.example.web", App.redirect_uri)
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
     mock = MockProcess("--scenario", str(path))

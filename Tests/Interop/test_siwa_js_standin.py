@@ -30,7 +30,7 @@ import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, run_cli
+from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, register_redirect, run_cli
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -157,7 +157,7 @@ def standin(tmp_path_factory):
     threading.Thread(target=app.serve_forever, daemon=True).start()
     App.redirect_uri = f"http://127.0.0.1:{app.server_port}/callback"
     scenario = json.loads(run_cli("scenario", "print").stdout)
-    scenario["teams"][0]["clients"][1]["redirect_uris"].append(App.redirect_uri)  # com.example.web
+    register_redirect(scenario, "com.example.web", App.redirect_uri)
     (directory / "scenario.json").write_text(json.dumps(scenario))
     mock = MockProcess("--scenario", str(directory / "scenario.json"), "--base-url", APPLE,
                        "--tls-cert", str(directory / "tls" / "cert.pem"), "--tls-key", str(directory / "tls" / "key.pem"))

@@ -25,6 +25,9 @@ extension DashboardFragment {
         out.raw("\n</tbody></table></div>\n")
     }
 
+    /// Most bytes of a `grant_type` or `response_mode` tag: the client chose it, and a row stays a row.
+    static let tagLimit = 40
+
     /// The `response_mode` a sign-in asked for: the form's or the query's on Apple's authorize
     /// endpoint, the JSON body's on `POST /__mock/authorize`; nil when it named none.
     static func responseMode(_ entry: JournalEntry) -> String? {
@@ -61,7 +64,7 @@ extension DashboardFragment {
             }
             if let grant = entry.grantType ?? Self.responseMode(entry) {
                 out.raw(" ")
-                tag(grant)
+                tag(LogText.escaped(grant, limit: Self.tagLimit))
             }
         } else {
             out.raw("<span class=\"dim\">no complete request</span>")
