@@ -1,8 +1,10 @@
 """Shared fixtures: a live appleid-mock process on an ephemeral port."""
+import http.server
 import json
 import os
 import pathlib
 import subprocess
+import threading
 
 import pytest
 
@@ -72,11 +74,23 @@ def answer_html(handler, page, status=200):
     handler.wfile.write(page)
 
 
-def register_redirect(scenario, client_id, redirect_uri):
-    """Adds `redirect_uri` to the registered redirect URIs of the client `client_id` of `scenario`
-    (a parsed scenario file)."""
-    client = next(c for team in scenario["teams"] for c in team.get("clients", []) if c["client_id"] == client_id)
-    client["redirect_uris"].append(redirect_uri)
+def serve_http(handler):
+    """An http.server for `handler` on an ephemeral port of 127.0.0.1, serving on a daemon thread."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def web_scenario(path, redirect_uri, notification_url=None):
+    """Writes to `path` the built-in scenario with `redirect_uri` registered for its web client
+    (com.example.web) and, if given, its team's `notification_url`; returns the path as a string."""
+    scenario = json.loads(run_cli("scenario", "print").stdout)
+    web = next(c for c in scenario["teams"][0]["clients"] if c["client_id"] == "com.example.web")
+    web["redirect_uris"].append(redirect_uri)
+    if notification_url is not None:
+        scenario["teams"][0]["notification_url"] = notification_url
+    pathlib.Path(path).write_text(json.dumps(scenario))
+    return str(path)
 
 
 def answer_json(handler, value, status=200):

@@ -11,7 +11,7 @@ import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, client_secret, run_cli
+from conftest import MockProcess, answer_json, client_secret, run_cli
 
 APP_ID = "com.example.app"
 WEB_ID = "com.example.web"
@@ -38,12 +38,7 @@ def backend(mock_url, careless):
             pass
 
         def answer(self, status, body):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            answer_json(self, body, status)
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

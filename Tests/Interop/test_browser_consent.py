@@ -4,12 +4,11 @@ import http.server
 import json
 import os
 import shutil
-import threading
 import urllib.parse
 
 import pytest
 
-from conftest import MockProcess, answer_html, headless_chromium, register_redirect, run_cli
+from conftest import MockProcess, answer_html, headless_chromium, serve_http, web_scenario
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -33,14 +32,9 @@ class Callback(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def world(tmp_path):
-    callback = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Callback)
-    threading.Thread(target=callback.serve_forever, daemon=True).start()
+    callback = serve_http(Callback)
     redirect_uri = f"http://127.0.0.1:{callback.server_port}/callback"
-    scenario = json.loads(run_cli("scenario", "print").stdout)
-    register_redirect(scenario, "com.example.web", redirect_uri)
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps(scenario))
-    mock = MockProcess("--scenario", str(path))
+    mock = MockProcess("--scenario", web_scenario(tmp_path / "scenario.json", redirect_uri))
     browser = headless_chromium(CHROMEDRIVER)
     Callback.received.clear()
     yield mock, browser, redirect_uri

@@ -5,15 +5,13 @@ the mock; with --control-token the page asks for the token once and then shows t
 import http.server
 import json
 import os
-import pathlib
 import shutil
-import threading
 import urllib.parse
 
 import pytest
 import requests
 
-from conftest import MockProcess, ROOT, answer_html, headless_chromium, register_redirect, run_cli
+from conftest import MockProcess, ROOT, answer_html, headless_chromium, serve_http, web_scenario
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -68,27 +66,17 @@ class Attacker(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def serve(handler):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def open_browser():
     return headless_chromium(CHROMEDRIVER, "--window-size=1400,1600")
 
 
 @pytest.fixture
 def world(tmp_path):
-    receiver, callback = serve(Receiver), serve(Callback)
+    receiver, callback = serve_http(Receiver), serve_http(Callback)
     Receiver.received.clear()
     redirect_uri = f"http://127.0.0.1:{callback.server_port}/callback"
-    scenario = json.loads(run_cli("scenario", "print").stdout)
-    register_redirect(scenario, "com.example.web", redirect_uri)
-    scenario["teams"][0]["notification_url"] = f"http://127.0.0.1:{receiver.server_port}/apple/notifications"
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps(scenario))
-    mock = MockProcess("--scenario", str(path))
+    mock = MockProcess("--scenario", web_scenario(tmp_path / "scenario.json", redirect_uri,
+                                                  f"http://127.0.0.1:{receiver.server_port}/apple/notifications"))
     browser = open_browser()
     yield mock, browser, redirect_uri
     browser.quit()
@@ -187,7 +175,7 @@ def test_a_page_on_another_origin_cannot_drive_the_mock(world):
     assert refused.status_code == 403 and refused.json()["field"] == "Origin"
     # From a browser: a form on another origin posts text/plain; the browser names its origin.
     Attacker.target = mock.url
-    attacker = serve(Attacker)
+    attacker = serve_http(Attacker)
     try:
         browser.get(f"http://localhost:{attacker.server_port}/")
         browser.find_element(By.ID, "go").click()

@@ -8,13 +8,12 @@ import http.server
 import json
 import os
 import shutil
-import threading
 
 import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, register_redirect, run_cli
+from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, serve_http, web_scenario
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -81,14 +80,9 @@ class App(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def world(tmp_path):
-    app = http.server.ThreadingHTTPServer(("127.0.0.1", 0), App)
-    threading.Thread(target=app.serve_forever, daemon=True).start()
+    app = serve_http(App)
     App.redirect_uri = f"http://127.0.0.1:{app.server_port}/callback"
-    scenario = json.loads(run_cli("scenario", "print").stdout)
-    register_redirect(scenario, "com.example.web", App.redirect_uri)
-    path = tmp_path / "scenario.json"
-    path.write_text(json.dumps(scenario))
-    mock = MockProcess("--scenario", str(path))
+    mock = MockProcess("--scenario", web_scenario(tmp_path / "scenario.json", App.redirect_uri))
     App.mock = mock.url
     browser = headless_chromium(CHROMEDRIVER)
     yield mock, browser, app.server_port

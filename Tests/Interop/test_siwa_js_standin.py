@@ -24,13 +24,12 @@ import json
 import os
 import shutil
 import ssl
-import threading
 
 import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, register_redirect, run_cli
+from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, run_cli, serve_http, web_scenario
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -153,13 +152,9 @@ def standin(tmp_path_factory):
     directory = tmp_path_factory.mktemp("standin")
     made = run_cli("tls", "generate", "--out", str(directory / "tls"))
     assert made.returncode == 0, made.stderr
-    app = http.server.ThreadingHTTPServer(("127.0.0.1", 0), App)
-    threading.Thread(target=app.serve_forever, daemon=True).start()
+    app = serve_http(App)
     App.redirect_uri = f"http://127.0.0.1:{app.server_port}/callback"
-    scenario = json.loads(run_cli("scenario", "print").stdout)
-    register_redirect(scenario, "com.example.web", App.redirect_uri)
-    (directory / "scenario.json").write_text(json.dumps(scenario))
-    mock = MockProcess("--scenario", str(directory / "scenario.json"), "--base-url", APPLE,
+    mock = MockProcess("--scenario", web_scenario(directory / "scenario.json", App.redirect_uri), "--base-url", APPLE,
                        "--tls-cert", str(directory / "tls" / "cert.pem"), "--tls-key", str(directory / "tls" / "key.pem"))
     App.mock, App.ca = mock.url, str(directory / "tls" / "ca.pem")
     port = mock.url.rsplit(":", 1)[1]
