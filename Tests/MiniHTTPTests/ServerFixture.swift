@@ -73,6 +73,43 @@ enum ServerFixture {
         "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)"
     }
 
+    /// The send and receive queues (bytes waiting in the kernel) of the established loopback TCP
+    /// socket from `localPort` to `remotePort`, as `/proc/net/tcp` lists them; nil when none.
+    static func tcpQueues(localPort: Int, remotePort: Int) -> (send: Int, receive: Int)? {
+        // Read to the end: Foundation's file readers trust the size /proc reports, and stop at one page.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp"),
+              let data = try? handle.readToEnd() else { return nil }
+        try? handle.close()
+        let table = String(decoding: data, as: UTF8.self)
+        for line in table.split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, fields[3] == "01" else { continue }
+            let local = fields[1].split(separator: ":")
+            let remote = fields[2].split(separator: ":")
+            let queues = fields[4].split(separator: ":")
+            guard local.count == 2, remote.count == 2, queues.count == 2,
+                  Int(local[1], radix: 16) == localPort, Int(remote[1], radix: 16) == remotePort,
+                  let send = Int(queues[0], radix: 16), let receive = Int(queues[1], radix: 16) else { continue }
+            return (send, receive)
+        }
+        return nil
+    }
+
+    /// Bytes sent on the loopback connection from `client` to the server's `port` that the
+    /// server's loop has not read yet: what waits in the server's receive queue and, held back by
+    /// Nagle's algorithm, in the client's send queue (`Int.max` while either socket is missing).
+    /// 0 once the loop took everything.
+    static func unread(by port: Int, from client: RawHTTPClient) -> Int {
+        unread(by: port, fromPort: localPort(client))
+    }
+
+    /// `unread(by:from:)` for a client on `fromPort`.
+    static func unread(by port: Int, fromPort: Int) -> Int {
+        guard let server = tcpQueues(localPort: port, remotePort: fromPort),
+              let client = tcpQueues(localPort: fromPort, remotePort: port) else { return .max }
+        return server.receive + client.send
+    }
+
     /// Polls `condition` every 10 ms for at most `seconds`; true as soon as it holds. A bound, not a
     /// timing assertion: tests assert on the condition, never on how long it took.
     static func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {

@@ -9,9 +9,11 @@ import XCTest
 /// client: exact reply bytes, the handler's verdicts, STARTTLS, the idle and write timeouts, a
 /// client that never reads, the connection limit HTTP and SMTP share, and shutdown. The protocol
 /// itself is `SMTPSessionTests`' subject; these tests are about the connection that carries it.
-/// Timeouts are short where a test is about them; tests wait for what the client sees (a 421,
-/// the end of the stream), never assert how long anything took.
+/// The servers run on a clock only the test moves (`ManualServerClock`): a test about a timeout
+/// moves it past the limit, or short of it for the twin, and sweeps; then it waits for what the
+/// client sees (a 421, the end of the stream). No test waits for time to pass.
 final class ServerSMTPTests: XCTestCase {
+    private let clock = ManualServerClock()
     private static let greeting = "220 mx.test ESMTP AppleIDMock\r\n"
     private static let ehloReply = "250-mx.test\r\n250-PIPELINING\r\n250-SIZE 10485760\r\n250-8BITMIME\r\n250 ENHANCEDSTATUSCODES\r\n"
     private static let ehloReplyWithTLS = "250-mx.test\r\n250-PIPELINING\r\n250-SIZE 10485760\r\n250-8BITMIME\r\n250-ENHANCEDSTATUSCODES\r\n250 STARTTLS\r\n"
@@ -32,10 +34,11 @@ final class ServerSMTPTests: XCTestCase {
         var smtp = SMTPServerConfiguration(handler: handler)
         smtp.port = 0
         smtp.hostname = "mx.test"
-        smtp.idleTimeout = 5
-        smtp.writeTimeout = 5
+        smtp.idleTimeout = 30
+        smtp.writeTimeout = 30
         if tls { smtp.tls = try TLSFixture.context() }
         var configuration = ServerFixture.relaxed
+        configuration.clock = clock.clock
         configuration.smtp = smtp
         adjust(&configuration)
         return try ServerFixture.start(configuration)
@@ -154,9 +157,14 @@ final class ServerSMTPTests: XCTestCase {
     // MARK: - Idle timeout
 
     func testIdleTimeout_Answers421AndCloses_WhenTheClientIsSilent() throws {
-        let server = try start { $0.smtp?.idleTimeout = 0.3 }
+        let server = try start()
         defer { server.stop() }
+        let smtpPort = try XCTUnwrap(server.smtpPort)
         let client = try greeted(server)
+        // The twin first: short of the 30 s, the client is kept.
+        clock.pass(29, on: server)
+        XCTAssertEqual(server.openConnections, 1)
+        clock.pass(2, on: server)
         let (text, end) = client.readUntilEnd()
         XCTAssertEqual(text, "421 4.4.2 mx.test Error: timeout exceeded\r\n")
         XCTAssertEqual(end, .closed)
@@ -165,18 +173,20 @@ final class ServerSMTPTests: XCTestCase {
         let midData = try greeted(server)
         try midData.send("EHLO client.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\npart of a line")
         XCTAssertEqual(try midData.replies(4), Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n")
+        XCTAssertTrue(ServerFixture.eventually { ServerFixture.unread(by: smtpPort, fromPort: midData.localPort) == 0 })
+        clock.pass(31, on: server)
         XCTAssertEqual(midData.readUntilEnd().text, "421 4.4.2 mx.test Error: timeout exceeded\r\n")
     }
 
     func testIdleTimeout_NotApplied_WhenTheClientKeepsSendingNOOPs() throws {
-        let server = try start { $0.smtp?.idleTimeout = 0.3 }
+        let server = try start()
         defer { server.stop() }
         let client = try greeted(server)
-        // A NOOP every 50 ms for about a second: each gap is well inside the timeout, the whole is not.
+        // A NOOP every 10 s for 200 s: each gap is well inside the 30 s timeout, the whole is not.
         for round in 0..<20 {
             try client.send("NOOP\r\n")
             XCTAssertEqual(try client.reply(), Self.ok, "round \(round)")
-            usleep(50_000)
+            clock.pass(10, on: server)
         }
         try client.send("QUIT\r\n")
         XCTAssertEqual(client.readUntilEnd().text, "221 2.0.0 Bye\r\n")
@@ -337,20 +347,24 @@ final class ServerSMTPTests: XCTestCase {
     }
 
     func testUnderPressure_ASessionBelowTheMinimumRate_Is421AndLetGo_WhileOneThatSendsIsTaken() throws {
-        // Half of a 96 KiB budget held: every window of 0.3 s a message must bring 300 bytes.
+        // Half of a 96 KiB budget held: every window of 10 s a message must bring 10,000 bytes.
         let handler = SMTPTestHandler()
         let server = try start(handler: handler) { configuration in
             configuration.smtp?.maxBufferedMessageBytes = 96 * 1024
             configuration.smtp?.minDataRate = 1000
-            configuration.smtp?.dataRateWindow = 0.3
-            configuration.smtp?.idleTimeout = 60
+            configuration.smtp?.dataRateWindow = 10
+            configuration.smtp?.idleTimeout = 600
             // One loop sees every release before it judges the next session.
             configuration.eventLoopCount = 1
         }
         defer { server.stop() }
         // Four stalled messages hold 80,000 bytes; sessions are let go until less than half is held.
         let stalled = try (0..<4).map { _ in try inData(server, Self.chunk) }
-        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes > 0 && server.reservedMessageBytes * 2 < 96 * 1024 })
+        XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes >= 80_000 })
+        // The window their chunks came in passes, then one in which nothing comes.
+        clock.pass(10, on: server)
+        clock.pass(10, on: server)
+        XCTAssertTrue(server.reservedMessageBytes > 0 && server.reservedMessageBytes * 2 < 96 * 1024, "\(server.reservedMessageBytes)")
         var outcomes: [String] = []
         for client in stalled {
             client.sendIgnoringDisconnect(Array(".\r\nQUIT\r\n".utf8))
@@ -365,7 +379,7 @@ final class ServerSMTPTests: XCTestCase {
         // several windows is taken.
         let slow = try inData(server, Self.chunk)
         for _ in 0..<4 {
-            usleep(200_000)
+            clock.pass(10, on: server)
             try slow.send("y\r\n")
         }
         try slow.send(".\r\n")
@@ -374,33 +388,28 @@ final class ServerSMTPTests: XCTestCase {
     }
 
     func testDataTimeout_EndsAMessageTrickledInSlowerThanAllowed_ThoughNeverIdle() throws {
-        // A byte every 50 ms never trips the idle timeout (60 s here); the message's own
-        // deadline (0.5 s from DATA's 354) does.
+        // A byte every 20 s never trips the idle timeout (60 s here); the message's own
+        // deadline (100 s from DATA's 354) does.
         let handler = SMTPTestHandler()
         let server = try start(handler: handler) { configuration in
             configuration.smtp?.idleTimeout = 60
-            configuration.smtp?.dataTimeout = 0.5
+            configuration.smtp?.dataTimeout = 100
         }
         defer { server.stop() }
+        let smtpPort = try XCTUnwrap(server.smtpPort)
         let client = try greeted(server)
         try client.send("EHLO a.test\r\nMAIL FROM:<a@client.test>\r\nRCPT TO:<b@mx.test>\r\nDATA\r\n")
         XCTAssertEqual(try client.replies(4), Self.ehloReply + "250 2.1.0 Ok\r\n250 2.1.5 Ok\r\n354 End data with <CR><LF>.<CR><LF>\r\n")
-        let stop = Mutex(false)
-        let trickling = DispatchGroup()
-        trickling.enter()
-        let fd = client.fd
-        DispatchQueue.global().async {
-            defer { trickling.leave() }
-            var byte = UInt8(ascii: "x")
-            // The raw socket: a send after the server closed just fails (MSG_NOSIGNAL).
-            for _ in 0..<400 where !stop.withLock({ $0 }) {
-                _ = Glibc.send(fd, &byte, 1, Int32(MSG_NOSIGNAL))
-                usleep(50_000)
-            }
+        for round in 1...5 {
+            try client.send("x")
+            XCTAssertTrue(ServerFixture.eventually { ServerFixture.unread(by: smtpPort, fromPort: client.localPort) == 0 })
+            clock.pass(20, on: server)
+            XCTAssertEqual(server.openConnections, 1, "let go after \(round * 20) s, within the message's 100 s")
         }
+        try client.send("x")
+        XCTAssertTrue(ServerFixture.eventually { ServerFixture.unread(by: smtpPort, fromPort: client.localPort) == 0 })
+        clock.pass(20, on: server)
         let (text, end) = client.readUntilEnd()
-        stop.withLock { $0 = true }
-        trickling.wait()
         XCTAssertEqual(text, "421 4.4.2 mx.test Error: timeout exceeded\r\n")
         XCTAssertEqual(end, .closed)
         XCTAssertTrue(handler.messages.isEmpty)
@@ -461,12 +470,12 @@ final class ServerSMTPTests: XCTestCase {
         let flooder = try connect(server, receiveBuffer: 4096)
         XCTAssertEqual(try flooder.reply(), Self.greeting)
         let flood = flooder.flood(Array(String(repeating: "NOOP\r\n", count: 8192).utf8), upTo: 64 << 20) {
-            Self.tcpQueues(localPort: smtpPort, remotePort: flooder.localPort)?.receive
+            ServerFixture.tcpQueues(localPort: smtpPort, remotePort: flooder.localPort)?.receive
         }
         XCTAssertTrue(flood.stalled, "the server kept reading a client that reads no replies (\(flood.sent) bytes sent)")
         // What the server took in: what was sent, less what waits in either kernel.
-        let serverSide = try XCTUnwrap(Self.tcpQueues(localPort: smtpPort, remotePort: flooder.localPort))
-        let clientSide = try XCTUnwrap(Self.tcpQueues(localPort: flooder.localPort, remotePort: smtpPort))
+        let serverSide = try XCTUnwrap(ServerFixture.tcpQueues(localPort: smtpPort, remotePort: flooder.localPort))
+        let clientSide = try XCTUnwrap(ServerFixture.tcpQueues(localPort: flooder.localPort, remotePort: smtpPort))
         let consumed = flood.sent - serverSide.receive - clientSide.send
         XCTAssertLessThan(consumed, 4 << 20, "bytes the server read from a client whose replies cannot leave")
 
@@ -486,8 +495,8 @@ final class ServerSMTPTests: XCTestCase {
 
     func testWriteTimeout_DropsAClientWhoseRepliesCannotLeave() throws {
         let server = try start {
-            $0.smtp?.writeTimeout = 0.3
-            $0.smtp?.idleTimeout = 60  // only the write timeout may end it
+            $0.smtp?.writeTimeout = 30
+            $0.smtp?.idleTimeout = 600  // only the write timeout may end it
         }
         defer { server.stop() }
         let smtpPort = try XCTUnwrap(server.smtpPort)
@@ -495,11 +504,25 @@ final class ServerSMTPTests: XCTestCase {
         XCTAssertEqual(try flooder.reply(), Self.greeting)
         // HELP: a long reply to a short command fills the socket buffers sooner than NOOP does.
         let help = "214 2.0.0 Commands: EHLO HELO MAIL RCPT DATA RSET NOOP QUIT VRFY HELP STARTTLS\r\n"
-        _ = flooder.flood(Array(String(repeating: "HELP\r\n", count: 8192).utf8), upTo: 64 << 20) {
-            Self.tcpQueues(localPort: smtpPort, remotePort: flooder.localPort)?.receive
+        let flood = flooder.flood(Array(String(repeating: "HELP\r\n", count: 8192).utf8), upTo: 64 << 20) {
+            ServerFixture.tcpQueues(localPort: smtpPort, remotePort: flooder.localPort)?.receive
         }
-        // The client still holds its socket: only the server can end the connection.
-        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 }, "the server kept a client that reads nothing")
+        XCTAssertTrue(flood.stalled, "the replies never filled the sockets (\(flood.sent) bytes sent)")
+        // The loop has stopped reading the client (its replies wait to leave) when what waits
+        // unread stays the same across two of its turns: epoll is level-triggered, so a loop that
+        // still wanted input would have read some before running the second sweep.
+        XCTAssertTrue(ServerFixture.eventually {
+            let before = ServerFixture.unread(by: smtpPort, fromPort: flooder.localPort)
+            server.sweep()
+            server.sweep()
+            return before > 0 && before != .max && before == ServerFixture.unread(by: smtpPort, fromPort: flooder.localPort)
+        }, "the server kept reading a client whose replies cannot leave")
+        // Short of the write timeout the client is kept; past it, only the server can end the
+        // connection (the client still holds its socket).
+        clock.pass(29, on: server)
+        XCTAssertEqual(server.openConnections, 1, "dropped short of the write timeout")
+        clock.pass(2, on: server)
+        XCTAssertEqual(server.openConnections, 0, "the server kept a client that reads nothing")
         let (text, end) = flooder.readUntilEnd()
         XCTAssertTrue(text.hasPrefix(help + help), String(text.prefix(200)))
         XCTAssertNotEqual(end, .timedOut)
@@ -508,7 +531,7 @@ final class ServerSMTPTests: XCTestCase {
         for _ in 0..<20 {
             try reader.send(String(repeating: "HELP\r\n", count: 200))
             XCTAssertEqual(try reader.replies(200), String(repeating: help, count: 200))
-            usleep(50_000)
+            clock.pass(10, on: server)
         }
         XCTAssertEqual(server.openConnections, 1)
     }
@@ -626,28 +649,6 @@ final class ServerSMTPTests: XCTestCase {
     }
 
     // MARK: - Helpers
-
-    /// The send and receive queues (bytes waiting in the kernel) of the established loopback TCP
-    /// socket from `localPort` to `remotePort`, as `/proc/net/tcp` lists them; nil when none.
-    private static func tcpQueues(localPort: Int, remotePort: Int) -> (send: Int, receive: Int)? {
-        // Read to the end: Foundation's file readers trust the size /proc reports, and stop at one page.
-        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp"),
-              let data = try? handle.readToEnd() else { return nil }
-        try? handle.close()
-        let table = String(decoding: data, as: UTF8.self)
-        for line in table.split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            guard fields.count > 4, fields[3] == "01" else { continue }
-            let local = fields[1].split(separator: ":")
-            let remote = fields[2].split(separator: ":")
-            let queues = fields[4].split(separator: ":")
-            guard local.count == 2, remote.count == 2, queues.count == 2,
-                  Int(local[1], radix: 16) == localPort, Int(remote[1], radix: 16) == remotePort,
-                  let send = Int(queues[0], radix: 16), let receive = Int(queues[1], radix: 16) else { continue }
-            return (send, receive)
-        }
-        return nil
-    }
 
     /// SplitMix64: a seeded generator, so a failing round can be replayed.
     private struct SplitMix {

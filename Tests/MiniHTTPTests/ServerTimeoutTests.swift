@@ -5,13 +5,16 @@ import Synchronization
 import MiniHTTPTesting
 import XCTest
 
-/// Timeouts are small here (0.3 s). Tests assert on what the client sees — a 408, a close, a
-/// dropped connection — and bound every wait, but never assert on how long anything took.
+/// Timeouts of 30 s (a request timeout of 60 s) on a clock only the test moves
+/// (`ManualServerClock`): each test moves it past a limit, or short of it for the twin, and
+/// sweeps, then asserts on what the client sees (a 408, a close, a dropped connection). No test
+/// waits for time to pass, so none depends on how fast the machine is.
 final class ServerTimeoutTests: XCTestCase {
     private var server: HTTPServer!
+    private let clock = ManualServerClock()
 
     override func setUpWithError() throws {
-        server = try ServerFixture.start(.testing(timeouts: 0.3))
+        server = try ServerFixture.start(.testing(clock: clock))
     }
 
     override func tearDown() {
@@ -19,40 +22,51 @@ final class ServerTimeoutTests: XCTestCase {
         server = nil
     }
 
-    /// True when `client` has bytes (or an end of stream) to read within `milliseconds`.
-    private func readable(_ client: RawHTTPClient, milliseconds: Int32) -> Bool {
+    /// True when `client` has bytes (or an end of stream) to read now.
+    private func readable(_ client: RawHTTPClient) -> Bool {
         var entry = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, milliseconds) > 0
+        return poll(&entry, 1, 0) > 0
+    }
+
+    /// Sends `text` and waits (bounded) until the server's loop has read it, so that a move of
+    /// the clock that follows counts from after it.
+    private func served(_ client: RawHTTPClient, _ text: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try client.send(text)
+        XCTAssertTrue(ServerFixture.eventually { ServerFixture.unread(by: server.port, from: client) == 0 }, file: file, line: line)
     }
 
     func testHeaderTimeout_Answers408AndCloses_WhenSlowlorisDripsHeaderBytes() throws {
         let client = try ServerFixture.client(server)
-        try client.send("GET /hello HTTP/1.1\r\nHost: x\r\nX-Drip: ")
-        // One byte every 50 ms: each gap is well inside the 0.3 s timeout, the whole head never is.
-        var answered = false
-        for _ in 0..<100 {
-            if readable(client, milliseconds: 50) {
-                answered = true
-                break
-            }
-            try client.send("a")
+        try served(client, "GET /hello HTTP/1.1\r\nHost: x\r\nX-Drip: ")
+        // A byte every 5 s: each gap is well inside the 30 s timeout, the whole head never is.
+        for round in 1...6 {
+            try served(client, "a")
+            clock.pass(5, on: server)
+            XCTAssertFalse(readable(client), "answered after \(round * 5) s of a 30 s head")
         }
-        XCTAssertTrue(answered, "the server kept waiting for a head that drips forever")
+        try served(client, "a")
+        clock.pass(5, on: server)
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
         XCTAssertTrue(try client.waitForClose())
     }
 
     func testHeaderTimeout_NotApplied_WhenHeadArrivesInPiecesPromptly() throws {
         let client = try ServerFixture.client(server)
-        try client.send("GET /hello HT")
-        try client.send("TP/1.1\r\nHost: x\r")
+        try served(client, "GET /hello HT")
+        clock.pass(10, on: server)
+        try served(client, "TP/1.1\r\nHost: x\r")
+        clock.pass(10, on: server)
         try client.send("\n\r\n")
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.okText("hi"))
     }
 
     func testRequestTimeout_Answers408AndCloses_WhenBodyStalls() throws {
         let client = try ServerFixture.client(server)
-        try client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        try served(client, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        // The twin first: short of the 60 s request timeout, the body may still come.
+        clock.pass(59, on: server)
+        XCTAssertFalse(readable(client))
+        clock.pass(2, on: server)
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
         XCTAssertTrue(try client.waitForClose())
     }
@@ -65,9 +79,12 @@ final class ServerTimeoutTests: XCTestCase {
 
     func testIdleTimeout_NotApplied_ToBusyKeepAliveConnectionsWithDeferredResponses() throws {
         // Deferred responses complete on other threads while the loops sweep for timeouts; no
-        // connection that keeps sending may be closed as idle.
+        // connection that keeps sending may be closed as idle. On the real clock with an hour's
+        // timeouts: a stamp taken after the sweep read the clock, counted as an unsigned
+        // wrap-around, is 584 years of idleness, and a busy machine's pauses are not an hour.
+        let server = try ServerFixture.start(.testing(timeouts: 3600))
+        defer { server.stop() }
         let failures = Mutex<[String]>([])
-        let server: HTTPServer = self.server
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             do {
                 let client = try ServerFixture.client(server)
@@ -85,13 +102,23 @@ final class ServerTimeoutTests: XCTestCase {
     func testIdleTimeout_ClosesKeepAliveConnection() throws {
         let client = try ServerFixture.client(server)
         XCTAssertEqual(try client.roundTrip("GET", "/hello").text, "hi")
+        clock.pass(29, on: server)
+        XCTAssertFalse(readable(client), "closed short of the idle timeout")
+        clock.pass(2, on: server)
         XCTAssertTrue(try client.waitForClose())
-        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 })
+        XCTAssertEqual(server.openConnections, 0)
     }
 
     func testIdleTimeout_ClosesConnectionThatNeverSendsAByte() throws {
         let client = try ServerFixture.client(server)
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 1 }, "the server took the connection")
+        clock.pass(31, on: server)
         XCTAssertTrue(try client.waitForClose())
+        // The twin: a connection that spoke within the timeout is served.
+        let other = try ServerFixture.client(server)
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 1 })
+        clock.pass(29, on: server)
+        XCTAssertEqual(try other.roundTrip("GET", "/hello").text, "hi")
     }
 
     func testWriteTimeout_DropsClientThatNeverReads_AndServesOthers() throws {
@@ -103,7 +130,11 @@ final class ServerTimeoutTests: XCTestCase {
         let other = try ServerFixture.client(server)
         XCTAssertEqual(try other.roundTrip("GET", "/hello").text, "hi")
         other.close()
-        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 }, "the stalled client was never dropped")
+        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 1 })
+        clock.pass(29, on: server)
+        XCTAssertEqual(server.openConnections, 1, "dropped short of the write timeout")
+        clock.pass(2, on: server)
+        XCTAssertEqual(server.openConnections, 0, "the stalled client was never dropped")
         // What it can still read is a truncated response followed by the end of the stream.
         XCTAssertThrowsError(try stalled.readResponse()) { error in
             guard case RawHTTPClient.Failure.closed(let received) = error else { return XCTFail("\(error)") }
@@ -117,32 +148,33 @@ final class ServerTimeoutTests: XCTestCase {
 
     func testIdleTimeout_ClosesConnection_WhenClientTricklesEmptyLines() throws {
         let client = try ServerFixture.client(server)
-        // An empty line every 50 ms: each gap is well inside the 0.3 s timeouts, and the parser
+        // An empty line every 5 s: each gap is well inside the 30 s timeouts, and the parser
         // skips empty lines, so none of them is a request; the connection must still go.
-        var closed = false
-        for _ in 0..<200 {
-            if readable(client, milliseconds: 50) {
-                closed = true
-                break
-            }
-            ServerFixture.sendIgnoringDisconnect(client, Array("\r\n".utf8))
+        for round in 1...6 {
+            try served(client, "\r\n")
+            clock.pass(5, on: server)
+            XCTAssertFalse(readable(client), "closed after \(round * 5) s")
         }
-        XCTAssertTrue(closed, "the server kept a connection that only ever sent empty lines")
+        try served(client, "\r\n")
+        clock.pass(5, on: server)
         // Nothing to answer (no request began), so no 408: just the end of the stream.
         XCTAssertEqual(try client.readAll(), [])
-        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 })
+        XCTAssertEqual(server.openConnections, 0)
     }
 
     func testHeaderTimeout_Answers408_WhenEmptyLinesPrecedeAStalledRequestLine() throws {
         let client = try ServerFixture.client(server)
-        try client.send("\r\n\r\nGET /hel")
+        try served(client, "\r\n\r\nGET /hel")
+        clock.pass(31, on: server)
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
         XCTAssertTrue(try client.waitForClose())
     }
 
     func testIdleTimeout_StillServes_WhenEmptyLinesPrecedeARequest() throws {
         let client = try ServerFixture.client(server)
-        try client.send("\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        try served(client, "\r\n\r\n")
+        clock.pass(29, on: server)
+        try client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.okText("hi"))
     }
 
@@ -155,25 +187,28 @@ final class ServerTimeoutTests: XCTestCase {
         let request = Array("GET /big?bytes=67108864 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         XCTAssertEqual(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }, request.count)
         var received = 0
-        var closed = false
         var buffer = [UInt8](repeating: 0, count: 8192)
-        // At most 8 KiB per half millisecond: the server can send more many times within each
-        // 0.3 s, while 64 MiB takes seconds at that pace. The bound only keeps a failing test from
-        // hanging (with progress restarting the timeout, the loop ran out with the response still
-        // coming).
-        for _ in 0..<6000 {
+        /// Reads what has arrived; true at the end of the stream.
+        func readSome() -> Bool {
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 5000) > 0 else { return false }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count == 0 || (count < 0 && errno == ECONNRESET) {
-                closed = true
-                break
-            }
+            if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
             if count > 0 { received += count }
-            usleep(500)
+            return false
         }
-        XCTAssertTrue(closed, "a client that reads slowly kept the connection open after \(received) bytes")
+        // A few KiB read every 5 s: the response keeps moving, and its 30 s still run out.
+        for round in 1...6 {
+            XCTAssertFalse(readSome(), "dropped after \(round * 5) s, short of the write timeout")
+            clock.pass(5, on: server)
+        }
         XCTAssertGreaterThan(received, 0, "the response started")
+        clock.pass(5, on: server)
+        var closed = false
+        for _ in 0..<10_000 where !closed { closed = readSome() }
+        XCTAssertTrue(closed, "a client that reads slowly kept the connection open after \(received) bytes")
         XCTAssertLessThan(received, 64 * 1024 * 1024)
-        XCTAssertTrue(ServerFixture.eventually { server.openConnections == 0 })
+        XCTAssertEqual(server.openConnections, 0)
     }
 
     /// A blocking IPv4 socket with a 4 KiB receive buffer, connected to the loopback `port`.

@@ -137,7 +137,7 @@ final class Connection {
         }
         _ = Self.plaintextRefusal.withUnsafeBytes { bytes in try? Syscall.send(fd, bytes.baseAddress!, bytes.count) }
         if let observer = loop.observer {
-            report(to: observer, Self.plaintextRefusalResponse, headOnly: false, reason: .plaintextOnTLSPort, now: Syscall.monotonicNanoseconds())
+            report(to: observer, Self.plaintextRefusalResponse, headOnly: false, reason: .plaintextOnTLSPort, now: loop.clock.now())
         }
         loop.close(self)
     }
@@ -270,7 +270,7 @@ final class Connection {
                 let response = await RouteTable.run(handler, request)
                 loop.execute { loop in
                     loop.inFlight(-1)
-                    loop.connection(id)?.respond(response, headOnly: headOnly, minorVersion: minor, now: Syscall.monotonicNanoseconds())
+                    loop.connection(id)?.respond(response, headOnly: headOnly, minorVersion: minor, now: loop.clock.now())
                 }
             }
         }
@@ -378,7 +378,7 @@ final class Connection {
     func reportCutOff() {
         guard let observer = loop.observer, observed != nil || (state == .reading && parser.hasPartialRequest) else { return }
         report(to: observer, status: nil, headers: HTTPHeaders(), bodyCount: 0, reason: peerClosedInput ? .peerClosed : .connectionClosed,
-               now: Syscall.monotonicNanoseconds())
+               now: loop.clock.now())
     }
 
     private func queue(_ bytes: [UInt8]) {

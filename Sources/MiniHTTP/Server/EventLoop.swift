@@ -18,6 +18,9 @@ final class EventLoop: @unchecked Sendable {
     let observer: (any HTTPExchangeObserver)?
     /// The state all loops of the server share (limits, body budget, connection count).
     let core: ServerCore
+    /// What timeouts, timers and exchange times read (`HTTPServerConfiguration.clock`). The sweep's
+    /// cadence and the shutdown grace are real time: a stopped clock never holds a stop up.
+    let clock: ServerClock
     /// The next `HTTPExchange.id` this loop gives, and the step to the one after: loop `i` of
     /// `n` numbers its exchanges i + 1, i + 1 + n, … (unique per server with no memory the loops
     /// share, so two loops do not bounce a cache line at every request).
@@ -45,6 +48,7 @@ final class EventLoop: @unchecked Sendable {
 
     init(core: ServerCore, index: Int, of count: Int) throws(SocketError) {
         self.core = core
+        clock = core.configuration.clock
         nextExchangeID = UInt64(max(0, index)) + 1
         exchangeIDStep = UInt64(max(1, count))
         self.routes = core.routes
@@ -112,7 +116,8 @@ final class EventLoop: @unchecked Sendable {
         var nextSweep = Syscall.monotonicNanoseconds() + UInt64(tick) * 1_000_000
         while true {
             let count = epoll_wait(epollFD, events, Int32(capacity), timeout(tick))
-            let now = Syscall.monotonicNanoseconds()
+            let now = clock.now()
+            let realNow = Syscall.monotonicNanoseconds()
             var woken = false
             if count > 0 {
                 for index in 0..<Int(count) {
@@ -132,11 +137,11 @@ final class EventLoop: @unchecked Sendable {
             // for the job lock with the threads finishing deferred responses on every turn.
             if woken { runJobs() }
             if let first = timers.first, first.due <= now { fireTimers(now: now) }
-            if now >= nextSweep {
+            if realNow >= nextSweep {
                 sweep(now: now, limits: limits)
-                nextSweep = now + UInt64(tick) * 1_000_000
+                nextSweep = realNow + UInt64(tick) * 1_000_000
             }
-            if isDraining && ((connections.isEmpty && smtpConnections.isEmpty && pendingTasks == 0) || now >= drainDeadline) { break }
+            if isDraining && ((connections.isEmpty && smtpConnections.isEmpty && pendingTasks == 0) || realNow >= drainDeadline) { break }
         }
         for connection in Array(connections.values) { close(connection) }
         for connection in Array(smtpConnections.values) { close(connection) }
@@ -242,7 +247,7 @@ final class EventLoop: @unchecked Sendable {
     /// Serves an admitted connection on the loop whose turn it is (this one, or another by a job).
     private func place(now: UInt64, _ register: @escaping @Sendable (EventLoop, UInt64) -> Void) {
         if let target = core.loopForNewConnection(), target !== self,
-           target.execute({ loop in register(loop, Syscall.monotonicNanoseconds()) }) { return }
+           target.execute({ loop in register(loop, loop.clock.now()) }) { return }
         register(self, now)
     }
 
@@ -383,7 +388,7 @@ final class EventLoop: @unchecked Sendable {
     /// How long `epoll_wait` may sleep: the sweep tick, or less when a timer is due sooner.
     private func timeout(_ tick: Int32) -> Int32 {
         guard let first = timers.first else { return tick }
-        let now = Syscall.monotonicNanoseconds()
+        let now = clock.now()
         guard first.due > now else { return 0 }
         // Rounded up: waking a little early would only spin until the timer is due.
         return Int32(min(UInt64(tick), (first.due - now + 999_999) / 1_000_000))
@@ -413,6 +418,18 @@ final class EventLoop: @unchecked Sendable {
         for job in pending { job(self) }
     }
 
+    /// Fires the timers due and applies the timeouts now, on the loop's thread, then calls `done`
+    /// (`HTTPServer.sweep()`: a test that moved its clock sees the outcome before it goes on).
+    func sweepNow(done: @escaping @Sendable () -> Void) {
+        let accepted = execute { loop in
+            let now = loop.clock.now()
+            if let first = loop.timers.first, first.due <= now { loop.fireTimers(now: now) }
+            loop.sweep(now: now, limits: loop.core.configuration.limits)
+            done()
+        }
+        if !accepted { done() }
+    }
+
     private func sweep(now: UInt64, limits: HTTPLimits) {
         if let until = listenerPausedUntil, now >= until, !isDraining {
             listenerPausedUntil = nil
@@ -437,7 +454,7 @@ final class EventLoop: @unchecked Sendable {
         for connection in Array(connections.values) where connection.state == .reading && !connection.parser.hasPartialRequest {
             close(connection)
         }
-        let now = Syscall.monotonicNanoseconds()
+        let now = clock.now()
         for connection in Array(smtpConnections.values) { connection.drain(now: now) }
     }
 

@@ -101,6 +101,20 @@ public final class HTTPServer: Sendable {
     /// Message bytes SMTP sessions hold now, against `SMTPServerConfiguration.maxBufferedMessageBytes`.
     public var reservedMessageBytes: Int { core.reservedMessageBytes }
 
+    /// Runs every loop's sweep now, with the time `configuration.clock` reads, and returns once
+    /// each has: the due timers fire and the connections past a timeout are answered or closed.
+    /// A test that moved its own clock calls it to see the timeouts apply (the loops also sweep by
+    /// themselves, a few times a second of real time). Blocks the calling thread: not for a loop.
+    @available(*, noasync, message: "blocks its thread")
+    package func sweep() {
+        let group = DispatchGroup()
+        for loop in loops {
+            group.enter()
+            loop.sweepNow { group.leave() }
+        }
+        group.wait()
+    }
+
     /// Begins a graceful stop; returns at once. Safe to call more than once.
     public func shutdown() {
         guard !shuttingDown.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -29,6 +29,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var observer: (any HTTPExchangeObserver)?
     /// SMTP on a second port, on the same event loops; nil (the default) serves HTTP only.
     public var smtp: SMTPServerConfiguration?
+    /// What every timeout, timer and exchange time reads: the monotonic clock, or a test's own
+    /// (`ServerClock`), moved by the test and applied by `HTTPServer.sweep()`.
+    package var clock: ServerClock = .monotonic
 
     /// The defaults above.
     public init() {}
