@@ -130,42 +130,20 @@ final class StateCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: other))
     }
 
-    func testServeState_TwoStartsAtOnceOnANewFile_ExactlyOneServes_P11() throws {
-        for round in 0..<8 {
-            let state = temporary("race-\(round).sqlite")
-            // Both processes are spawned before either is read from: they start at the same moment.
-            var pairs: [(process: Process, out: Pipe, err: Pipe)] = []
-            for _ in 0..<2 {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: CLIProcess.binary)
-                process.arguments = ["serve", "--port", "0", "--state", state]
-                process.currentDirectoryURL = URL(fileURLWithPath: CLIProcess.root)
-                let (out, err) = (Pipe(), Pipe())
-                process.standardOutput = out
-                process.standardError = err
-                pairs.append((process, out, err))
-            }
-            for pair in pairs { try pair.process.run() }
-            // The loser exits (its stdout ends); the winner prints its line and runs until stopped.
-            // Both are heard before either is stopped: a winner stopped early would free the file
-            // for a second process that, on a loaded machine, only started then.
-            let firsts = pairs.map { String(decoding: $0.out.fileHandleForReading.availableData, as: UTF8.self) }
-            var serving = 0
-            for (pair, first) in zip(pairs, firsts) {
-                if first.hasPrefix("listening on ") {
-                    serving += 1
-                    kill(pair.process.processIdentifier, SIGTERM)
-                    pair.process.waitUntilExit()
-                    XCTAssertEqual(pair.process.terminationStatus, 0)
-                } else {
-                    pair.process.waitUntilExit()
-                    XCTAssertEqual(pair.process.terminationStatus, 2, "round \(round): \(first)")
-                    XCTAssertEqual(String(decoding: pair.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-                                   "appleid-mock: state file \(state): in use by another running appleid-mock; stop it, or give this one its own file\n")
-                }
-            }
-            XCTAssertEqual(serving, 1, "round \(round)")
-        }
+    func testServeState_ASecondStartOnAFileInUse_IsRefusedNamingIt_AndServesOnceTheFirstStops_P11() throws {
+        // The interleavings of two starts at the same moment are forced in StateFileTests (the
+        // lock's own steps); here, the refusal a second process gives, and its twin.
+        let state = temporary("race.sqlite")
+        let first = try CLIProcess.Server(["serve", "--port", "0", "--state", state])
+        XCTAssertTrue(first.firstLine.hasPrefix("listening on "), first.firstLine)
+        let second = try CLIProcess.run(["serve", "--port", "0", "--state", state])
+        XCTAssertEqual(second.status, 2)
+        XCTAssertEqual(second.stdout, "")
+        XCTAssertEqual(second.stderr, "appleid-mock: state file \(state): in use by another running appleid-mock; stop it, or give this one its own file\n")
+        XCTAssertEqual(first.stop().status, 0)
+        let third = try CLIProcess.Server(["serve", "--port", "0", "--state", state])
+        XCTAssertTrue(third.firstLine.hasPrefix("listening on "), third.firstLine)
+        XCTAssertEqual(third.stop().status, 0)
     }
 
     func testServeState_IsRefusedNamingTheFile_WhenTheFileIsEmpty_P8() throws {

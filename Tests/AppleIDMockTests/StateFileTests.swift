@@ -332,34 +332,88 @@ final class StateFileTests: XCTestCase {
         XCTAssertNil(try StateFile(path: made, scenarioJSON: frozenScenario().prettyJSON).stored)
     }
 
-    func testStateFile_OfTwoOpensAtOnceOnANewPath_ExactlyOneHoldsIt_P11() throws {
-        // Probe P11: two starts at the same moment on a new file could both be refused as in use.
-        for _ in 0..<40 {
-            let path = newPath()
-            let json = frozenScenario().prettyJSON
-            let results = Mutex<[Result<StateFile, StateFileError>]>([])
-            let group = DispatchGroup()
-            for _ in 0..<2 {
-                DispatchQueue.global().async(group: group) {
-                    let result = Result { () throws(StateFileError) in try StateFile(path: path, scenarioJSON: json) }
-                    results.withLock { $0.append(result) }
+    /// One opener of a state file on its own thread, held at `step` until the test lets it go on.
+    private final class HeldOpener: Sendable {
+        private let arrived = DispatchSemaphore(value: 0)
+        private let proceed = DispatchSemaphore(value: 0)
+        private let finished = DispatchSemaphore(value: 0)
+        private let outcome = Mutex<Result<StateFile, StateFileError>?>(nil)
+
+        /// Starts opening `path` (a new state for `json`), holding at `step`.
+        init(path: String, json: String, step: StateFileLock.Step) {
+            DispatchQueue.global().async { [self] in
+                let result = Result { () throws(StateFileError) in
+                    try StateFile(path: path, scenarioJSON: json) { reached in
+                        guard reached == step else { return }
+                        arrived.signal()
+                        proceed.wait()
+                    }
                 }
+                outcome.withLock { $0 = result }
+                finished.signal()
             }
-            group.wait()
-            let opened = results.withLock { $0 }.compactMap { try? $0.get() }
-            let refused = results.withLock { $0 }.compactMap { result -> StateFileError.Problem? in
-                guard case .failure(let error) = result else { return nil }
-                return error.problem
-            }
-            XCTAssertEqual(opened.count, 1, "refused: \(refused)")
-            XCTAssertEqual(refused, [.inUse])
-            // The winner's file is a whole new state file; the loser left no file of its own behind.
-            XCTAssertNil(opened.first?.stored)
-            opened.first?.close()
+        }
+
+        /// Whether it reached its step (bounded: a failing test must not hang).
+        func reachedStep() -> Bool { arrived.wait(timeout: .now() + 30) == .success }
+
+        /// Lets it go on and waits (bounded) for the outcome.
+        func finish() -> Result<StateFile, StateFileError>? {
+            proceed.signal()
+            guard finished.wait(timeout: .now() + 30) == .success else { return nil }
+            return outcome.withLock { $0 }
+        }
+    }
+
+    func testStateFile_OfTwoOpensOnANewPath_BothPastTheCheck_TheFirstToLinkHoldsIt_P11() throws {
+        // Probe P11: two starts at the same moment on a new file could both be refused as in use.
+        // Both saw no file and both made and locked their own under its temporary name; the test
+        // lets one link it, then the other, in each order.
+        let json = frozenScenario().prettyJSON
+        for firstWins in [true, false] {
+            let path = newPath()
+            let openers = (0..<2).map { _ in HeldOpener(path: path, json: json, step: .madeTemporary) }
+            XCTAssertTrue(openers.allSatisfy { $0.reachedStep() }, "both made a file of their own")
+            let (first, second) = firstWins ? (openers[0], openers[1]) : (openers[1], openers[0])
+            let winner = try XCTUnwrap(first.finish()).get()
+            XCTAssertNil(winner.stored, "a whole new state file")
+            let loser = try XCTUnwrap(second.finish())
+            guard case .failure(let error) = loser else { return XCTFail("two openers hold \(path)") }
+            XCTAssertEqual(error.problem, .inUse)
+            winner.close()
+            // The loser left no file of its own behind.
             let left = try FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)
                 .filter { $0.hasPrefix((path as NSString).lastPathComponent + ".new-") }
             XCTAssertEqual(left, [])
         }
+    }
+
+    func testStateFile_OfTwoOpensOfAnExistingFile_BothAboutToLock_OneHoldsIt_AndTheOtherOnceItIsClosed() throws {
+        let json = frozenScenario().prettyJSON
+        let path = newPath()
+        try StateFile(path: path, scenarioJSON: json).close()
+        let openers = (0..<2).map { _ in HeldOpener(path: path, json: json, step: .openingExisting) }
+        XCTAssertTrue(openers.allSatisfy { $0.reachedStep() }, "both found the file")
+        let holder = try XCTUnwrap(openers[0].finish()).get()
+        guard case .failure(let error) = try XCTUnwrap(openers[1].finish()) else { return XCTFail("two openers hold \(path)") }
+        XCTAssertEqual(error.problem, .inUse)
+        // The twin: once the holder lets go, the next opener holds it.
+        holder.close()
+        let next = HeldOpener(path: path, json: json, step: .openingExisting)
+        XCTAssertTrue(next.reachedStep())
+        try XCTUnwrap(next.finish()).get().close()
+    }
+
+    func testStateFile_OfTwoOpensOnANewPath_OneMadeItBeforeTheOtherLooked_TheSecondIsRefused() throws {
+        let json = frozenScenario().prettyJSON
+        let path = newPath()
+        let first = HeldOpener(path: path, json: json, step: .openingExisting)  // makes it: never at this step
+        let holder = try XCTUnwrap(first.finish()).get()
+        let second = HeldOpener(path: path, json: json, step: .openingExisting)
+        XCTAssertTrue(second.reachedStep(), "the file was there when the second looked")
+        guard case .failure(let error) = try XCTUnwrap(second.finish()) else { return XCTFail("two openers hold \(path)") }
+        XCTAssertEqual(error.problem, .inUse)
+        holder.close()
     }
 
     func testStateFile_IsRefusedAsNewer_WhenItsSchemaVersionIsAboveThisBuilds() throws {

@@ -113,7 +113,9 @@ def test_schemathesis_finds_no_server_error_nor_nonconforming_answer_and_the_moc
                    # One worker: CPython 3.11's ast.parse is not thread-safe, and hypothesis calls it while
                    # describing strategies (SystemError "AST constructor recursion depth mismatch").
                    "--workers", "1",
-                   "--request-timeout", "10", "--max-response-time", "5",
+                   # No response-time check and no request timeout: this run asserts what the mock
+                   # answers, not how fast (a debug build generating an RSA key at load 12 took 5.7 s);
+                   # speed is the benchmark's. A mock that hangs still fails, at the 900 s below.
                    "--generation-database", "none", "--warnings", "off", "--no-color"]
         environment = {**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS), "APPLEID_CONTRACT_BASE_URL": mock.url}
         started = time.monotonic()

@@ -80,14 +80,16 @@ final class StateFile: @unchecked Sendable {
     /// it was — when it is in use, damaged, newer than this build, another program's, or the
     /// state of another scenario. `readOnly` reads and holds the file without writing to it;
     /// with it, a nil `scenarioJSON` takes the file's own scenario.
-    init(path: String, scenarioJSON: String?, readOnly: Bool = false) throws(StateFileError) {
+    /// `pause` reaches `StateFileLock`'s steps (tests force interleavings with it).
+    init(path: String, scenarioJSON: String?, readOnly: Bool = false,
+         pause: (StateFileLock.Step) -> Void = { _ in }) throws(StateFileError) {
         self.path = path
         self.scenarioJSON = scenarioJSON ?? ""
         let exists = FileManager.default.fileExists(atPath: path)
         if readOnly && !exists { throw StateFileError(path: path, problem: .missing) }
         if exists && BoundedFile.isDirectory(path) { throw StateFileError(path: path, problem: .notAFile) }
         do {
-            lock = try StateFileLock(path: path, create: !readOnly && !exists)
+            lock = try StateFileLock(path: path, create: !readOnly && !exists, pause: pause)
         } catch {
             switch error {
             case .held: throw StateFileError(path: path, problem: .inUse)

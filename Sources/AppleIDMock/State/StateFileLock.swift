@@ -20,6 +20,15 @@ final class StateFileLock {
         case io(String)
     }
 
+    /// A point on the way to the lock where a test may hold one opener while another goes on,
+    /// to force the interleavings that two processes starting at once can produce.
+    enum Step: Sendable {
+        /// A new file is made under its temporary name and locked, not yet linked to `path`.
+        case madeTemporary
+        /// `path` exists (or appeared meanwhile) and is about to be opened and locked.
+        case openingExisting
+    }
+
     private var fd: Int32
     /// Whether this process made the file (it did not exist when the lock was taken).
     let made: Bool
@@ -27,15 +36,17 @@ final class StateFileLock {
     let size: Int64
 
     /// Locks the file at `path`, making it (empty) when `create` and it does not exist yet.
-    init(path: String, create: Bool) throws(Failure) {
+    /// `pause` is called at each `Step` (tests only; it returns at once by default).
+    init(path: String, create: Bool, pause: (Step) -> Void = { _ in }) throws(Failure) {
         var made = false
         var fd: Int32 = -1
         // nil from `make`: another process made it a moment ago; it is locked as an existing file.
-        if create, let descriptor = try Self.make(path) {
+        if create, let descriptor = try Self.make(path, pause: pause) {
             fd = descriptor
             made = true
         }
         if fd < 0 {
+            pause(.openingExisting)
             fd = open(path, O_RDWR | O_CLOEXEC)
             guard fd >= 0 else { throw .io("cannot open: \(String(cString: strerror(errno)))") }
             if let failure = Self.lock(fd) {
@@ -72,7 +83,7 @@ final class StateFileLock {
     /// Makes `path` empty and locked: a temporary file beside it, locked, then linked to `path`
     /// (which fails when `path` exists), then its temporary name removed. Nil when `path`
     /// appeared meanwhile.
-    private static func make(_ path: String) throws(Failure) -> Int32? {
+    private static func make(_ path: String, pause: (Step) -> Void) throws(Failure) -> Int32? {
         var attempt = 0
         while true {
             let temporary = "\(path).new-\(getpid())-\(attempt)"
@@ -89,6 +100,7 @@ final class StateFileLock {
                 close(fd)
                 throw failure
             }
+            pause(.madeTemporary)
             let linked = link(temporary, path) == 0
             let linkError = errno
             unlink(temporary)
