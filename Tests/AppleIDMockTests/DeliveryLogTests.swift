@@ -176,7 +176,7 @@ final class DeliveryLogTests: XCTestCase {
         XCTAssertTrue(mock.notifications.records().isEmpty)
     }
 
-    func testLog_StaysBounded_WhenEveryRecordIsUndelivered_CountingWhatItPushedOut() async throws {
+    func testAtScale_Log_StaysBounded_WhenEveryRecordIsUndelivered_CountingWhatItPushedOut() async throws {
         let mock = try refusingMock()
         _ = try await mock.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
         let total = NotificationDeliverer.logCapacity + 50
@@ -190,7 +190,7 @@ final class DeliveryLogTests: XCTestCase {
         XCTAssertEqual(mock.notifications.droppedUndelivered, 50)
     }
 
-    func testLog_FreesTheRecordsItDrops_AndTheirQueueEntries_WhenTheReceiverNeverAnswers_P5() async throws {
+    func testAtScale_Log_FreesTheRecordsItDrops_AndTheirQueueEntries_WhenTheReceiverNeverAnswers_P5() async throws {
         // Probe P5: a log of undelivered records stayed at 10,000 listed, but kept every record
         // it had ever had in memory (30 -> 67 MB over 80,000 events) for as long as the receiver was silent.
         let receiver = RecordingTransport(blocking: true)

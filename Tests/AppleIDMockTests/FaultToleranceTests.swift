@@ -150,7 +150,7 @@ final class FaultToleranceTests: XCTestCase {
 
     // MARK: - Connection flood
 
-    func testFlood_TenThousandConnectionsOpenedAndDropped_ReleasesEveryDescriptor() throws {
+    func testAtScale_Flood_TenThousandConnectionsOpenedAndDropped_ReleasesEveryDescriptor() throws {
         let partialHead = Array("POST /auth/token HTTP/1.1\r\nHost: loc".utf8)
         let keysRequest = Array("GET /auth/keys HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         let badToken = Array("POST /auth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 21\r\n\r\ngrant_type=password&x".utf8)
@@ -254,7 +254,7 @@ final class FaultToleranceTests: XCTestCase {
 
     // MARK: - Random bytes
 
-    func testRandomBytes_TwoHundredConnections_EachRejectedOrTimedOut_NeverServed() throws {
+    func testAtScale_RandomBytes_TwoHundredConnections_EachRejectedOrTimedOut_NeverServed() throws {
         var random = SplitMix64(seed: 0x5EED_F417)
         let prefixes = ["", "POST /auth/token HTTP/1.1\r\n", "GET /auth/keys HTTP/1.1\r\nHost: x\r\n", "POST /__mock/authorize HTTP/1.1\r\nContent-Length: "]
         // Fragments of HTTP, so some inputs get past the first byte before going wrong.

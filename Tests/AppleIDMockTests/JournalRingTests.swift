@@ -34,7 +34,7 @@ final class JournalRingTests: XCTestCase {
     /// the ring holds a run of the newest ids ending at the last, each intact; never more than
     /// its slots or budget; and all `slotCapacity` of them whenever they take under a quarter of
     /// the budget (only the budget may make it keep fewer).
-    func testMixedSizes_KeepExactlyTheNewest_IntactAndWithinBounds() {
+    func testAtScale_MixedSizes_KeepExactlyTheNewest_IntactAndWithinBounds() {
         for (capacity, budget, largest, seed) in [(1, 256 * 1024, 9000, 1), (7, 256 * 1024, 20_000, 2), (100, 256 * 1024, 4000, 3),
                                                   (1000, 1024 * 1024, 600, 4), (50, 300 * 1024, 60_000, 5),
                                                   // The budget, not the slots, decides: records wrap and drop at every step.

@@ -41,7 +41,7 @@ final class ProbeRegressionTests: XCTestCase {
         XCTAssertEqual(response.status, 200, response.text)
     }
 
-    func testScenario_RejectsMoreThan65536Clients_F3() throws {
+    func testAtScale_Scenario_RejectsMoreThan65536Clients_F3() throws {
         func clients(_ count: Int) -> [JSONValue] {
             (0..<count).map { .object(["client_id": .string("a\(String($0, radix: 16))"), "type": "app_id"]) }
         }

@@ -100,7 +100,7 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(problems(object), ["teams[0].email_sources: expected at most 100 domains and addresses together"])
     }
 
-    func testScenario_SizeIsTheFilesOwn_SoTwentyThousandUsersLoadFromAFileAndFromSwift() async throws {
+    func testAtScale_Scenario_SizeIsTheFilesOwn_SoTwentyThousandUsersLoadFromAFileAndFromSwift() async throws {
         // 20,000 users: under the former 4 MiB limit as a compact file, over it once printed with
         // every default (the form the limit used to be checked on).
         var scenario = Scenario.default

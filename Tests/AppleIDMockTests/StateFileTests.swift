@@ -685,7 +685,7 @@ final class StateFileTests: XCTestCase {
         XCTAssertTrue(forgetful.notifications.records().isEmpty)
     }
 
-    func testNotificationLog_KeepsAnUndeliveredRecord_AcrossARestart_WhenTheLogIsFull() async throws {
+    func testAtScale_NotificationLog_KeepsAnUndeliveredRecord_AcrossARestart_WhenTheLogIsFull() async throws {
         // One app group has a receiver that refuses (retried in an hour); the built-in group has
         // no URL, so its records settle at once. A full log steps over the undelivered record at
         // its front and drops the settled ones behind it.
@@ -728,7 +728,7 @@ final class StateFileTests: XCTestCase {
 
     // MARK: - Compaction
 
-    func testStateFile_CompactsOldInertEvents_AndTheRestartedWorldIsTheSame() async throws {
+    func testAtScale_StateFile_CompactsOldInertEvents_AndTheRestartedWorldIsTheSame() async throws {
         let path = newPath()
         let server = try startFrozenMock { $0.statePath = path }
         let domain = server.domain
@@ -790,7 +790,7 @@ final class StateFileTests: XCTestCase {
         await restarted.stop()
     }
 
-    func testStateFile_CompactsOldInertEvents_WhenTheyWereWrittenAcrossRestarts() async throws {
+    func testAtScale_StateFile_CompactsOldInertEvents_WhenTheyWereWrittenAcrossRestarts() async throws {
         // A file kept across many short runs (compose keeps it in a named volume) must not grow
         // without bound: 12,000 inert events, 6,000 per run, are more than the newest 10,000.
         let path = newPath()

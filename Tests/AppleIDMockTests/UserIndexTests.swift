@@ -160,7 +160,7 @@ final class UserIndexTests: XCTestCase {
 
     // MARK: - Bound
 
-    func testScenario_RefusesMoreUsersThanTheIndexHolds_WhenTeamsAreMany() throws {
+    func testAtScale_Scenario_RefusesMoreUsersThanTheIndexHolds_WhenTeamsAreMany() throws {
         let pem = try mockDeveloperKey.publicKey.pem
         var scenario = Scenario.default
         scenario.teams += (1..<200).map { index in
