@@ -24,7 +24,13 @@ final class FaultInjectionTests: XCTestCase {
     }
 
     func testDelay_OnAuthKeys_WaitsTwoSeconds_WhileAnotherConnectionIsAnsweredAtOnce() throws {
-        let server = try startFrozenMock { $0.scenario.compatibility.shuffleKeys = false }
+        // The server's clock is the test's: the delay ends when the test moves it, not when 2 s
+        // have passed (a loaded machine could take longer than that over the other request).
+        let clock = ManualServerClock()
+        let server = try startFrozenMock {
+            $0.scenario.compatibility.shuffleKeys = false
+            $0.http.clock = clock.clock
+        }
         defer { server.stop() }
         let keys = try server.get("/auth/keys").raw
         XCTAssertEqual(try install(server, #"{"method":"GET","path":"/auth/keys","action":"delay","delay_ms":2000,"times":1}"#)["id"], "f1")
@@ -38,6 +44,9 @@ final class FaultInjectionTests: XCTestCase {
         let other = try server.get("/.well-known/openid-configuration")
         XCTAssertEqual(other.status, 200)
         XCTAssertEqual(delayed.availableNow(), [], "the delayed /auth/keys was answered before the other connection's request")
+        clock.pass(1.9, on: server.http)
+        XCTAssertEqual(delayed.availableNow(), [], "the delayed /auth/keys was answered before its 2 s")
+        clock.pass(0.2, on: server.http)
         XCTAssertEqual(try delayed.readResponse().raw, keys, "after the delay, Apple's own answer, byte for byte")
         // The twin: the fault fired once, so the next request is answered at once and unchanged.
         XCTAssertEqual(try server.get("/auth/keys").raw, keys)

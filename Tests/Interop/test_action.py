@@ -27,7 +27,7 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 def actionlint():
     found = shutil.which("actionlint", path=f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if not found:
-        pytest.fail("no actionlint: .ci/run installs it from PyPI into the interop venv")
+        pytest.fail("no actionlint: scripts/setup installs it from PyPI into the interop venv")
     return found
 
 
@@ -65,7 +65,7 @@ def test_actionlint_RefusesTheTwins(tmp_path, file, change, error):
 
 def test_shellcheck_PassesTheActionsScriptsAndTheReleaseScript():
     if not shutil.which("shellcheck"):
-        pytest.fail("no shellcheck: .ci/run installs Debian's shellcheck")
+        pytest.fail("no shellcheck: scripts/setup installs Debian's shellcheck")
     result = subprocess.run(["shellcheck", "action/start", "action/report", "scripts/release"], cwd=ROOT, capture_output=True, text=True)
     assert (result.returncode, result.stdout) == (0, "")
 

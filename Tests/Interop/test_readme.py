@@ -369,7 +369,7 @@ PUBLISHED_REPORT = "appleid-mock/appleid-mock/report@v"
 def actionlint():
     found = shutil.which("actionlint", path=f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if not found:
-        pytest.fail("no actionlint: .ci/run installs it from PyPI into the interop venv")
+        pytest.fail("no actionlint: scripts/setup installs it from PyPI into the interop venv")
     return found
 
 
