@@ -35,17 +35,21 @@ final class ServerTimeoutTests: XCTestCase {
         XCTAssertTrue(ServerFixture.eventually { ServerFixture.unread(by: server.port, from: client) == 0 }, file: file, line: line)
     }
 
+    /// Sends `text` and moves the clock 5 s, seven times: for the first 30 s (the timeouts) the
+    /// server answers nothing and keeps the connection; the seventh move passes them.
+    private func trickle(_ client: RawHTTPClient, _ text: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        for round in 1...7 {
+            try served(client, text, file: file, line: line)
+            clock.pass(5, on: server)
+            if round < 7 { XCTAssertFalse(readable(client), "answered or closed after \(round * 5) s", file: file, line: line) }
+        }
+    }
+
     func testHeaderTimeout_Answers408AndCloses_WhenSlowlorisDripsHeaderBytes() throws {
         let client = try ServerFixture.client(server)
         try served(client, "GET /hello HTTP/1.1\r\nHost: x\r\nX-Drip: ")
         // A byte every 5 s: each gap is well inside the 30 s timeout, the whole head never is.
-        for round in 1...6 {
-            try served(client, "a")
-            clock.pass(5, on: server)
-            XCTAssertFalse(readable(client), "answered after \(round * 5) s of a 30 s head")
-        }
-        try served(client, "a")
-        clock.pass(5, on: server)
+        try trickle(client, "a")
         XCTAssertEqual(try client.readResponse().rawText, ServerFixture.protocolError(408))
         XCTAssertTrue(try client.waitForClose())
     }
@@ -150,13 +154,7 @@ final class ServerTimeoutTests: XCTestCase {
         let client = try ServerFixture.client(server)
         // An empty line every 5 s: each gap is well inside the 30 s timeouts, and the parser
         // skips empty lines, so none of them is a request; the connection must still go.
-        for round in 1...6 {
-            try served(client, "\r\n")
-            clock.pass(5, on: server)
-            XCTAssertFalse(readable(client), "closed after \(round * 5) s")
-        }
-        try served(client, "\r\n")
-        clock.pass(5, on: server)
+        try trickle(client, "\r\n")
         // Nothing to answer (no request began), so no 408: just the end of the stream.
         XCTAssertEqual(try client.readAll(), [])
         XCTAssertEqual(server.openConnections, 0)
