@@ -60,7 +60,11 @@ final class AuthorizeEndpointTests: XCTestCase {
         XCTAssertEqual(page.status, 200)
         XCTAssertEqual(page.headers["Content-Type"], "text/html; charset=utf-8")
         XCTAssertNil(page.headers["Location"])
-        assertPairs(hiddenFields(page.text), parameters)
+        let fields = hiddenFields(page.text)
+        assertPairs(fields.filter { $0.0 != "mock_page" }, parameters)
+        // Last, the page's own value, which its POST must carry (ConsentTickets).
+        XCTAssertEqual(fields.last?.0, "mock_page")
+        XCTAssertTrue(matches(fields.last?.1, "^[0-9a-f]{32}$"), "\(fields)")
         XCTAssertTrue(page.text.contains(#"<form method="post" action="/auth/authorize" id="consent">"#))
         XCTAssertTrue(page.text.contains(#"name="mock_user" value="alice" checked"#))
         XCTAssertTrue(page.text.contains(#"name="mock_user" value="bob""#))

@@ -165,17 +165,68 @@ final class AuthorizeErrorTests: XCTestCase {
         try await assertAccepted(relaxed, with("redirect_uri", webRedirect))
     }
 
+    /// The consent page's own value (its hidden `mock_page`), fresh from a GET.
+    private func pageTicket(_ mock: any MockClient) async throws -> (String, String) {
+        let page = try await mock.authorizePage(valid)
+        XCTAssertEqual(page.status, 200, page.text)
+        return try XCTUnwrap(hiddenFields(page.text).first { $0.0 == "mock_page" })
+    }
+
     func testAuthorize_ConsentPost_RevalidatesTheRequest() async throws {
         let mock = try frozenClient()
         // A forged consent answer for an unregistered return URL is refused like the GET.
-        let forged = try await mock.postForm("/auth/authorize", with("redirect_uri", "https://evil.example/cb") + [("mock_user", "alice"), ("mock_action", "continue")])
+        let forged = try await mock.postForm("/auth/authorize", with("redirect_uri", "https://evil.example/cb")
+            + [try await pageTicket(mock), ("mock_user", "alice"), ("mock_action", "continue")])
         assertAuthorizeErrorPage(forged, code: "invalid_request", message: Self.clientOrRedirect)
         // Unknown user on the consent answer.
-        let stranger = try await mock.postForm("/auth/authorize", valid + [("mock_user", "mallory"), ("mock_action", "continue")])
+        let stranger = try await mock.postForm("/auth/authorize", valid + [try await pageTicket(mock), ("mock_user", "mallory"), ("mock_action", "continue")])
         assertAuthorizeErrorPage(stranger, code: "invalid_request", message: #"no user "mallory" in the scenario"#)
         // Twin: the honest answer redirects.
-        let honest = try await mock.postForm("/auth/authorize", valid + [("mock_user", "alice"), ("mock_action", "continue")])
+        let honest = try await mock.postForm("/auth/authorize", valid + [try await pageTicket(mock), ("mock_user", "alice"), ("mock_action", "continue")])
         XCTAssertEqual(honest.status, 302)
         XCTAssertTrue(matches(honest.headers["Location"], #"^http://localhost:3000/callback\?code=c[0-9a-f]{32}\.0\.[a-z]{4}\.[A-Za-z0-9_-]{22}&state=st$"#))
+    }
+
+    func testAuthorize_ConsentPost_TakesOnlyAPageThisMockRendered_AndEachPageOnce_Q2() async throws {
+        let mock = try frozenClient()
+        // A form on another site knows every field but the page's value: Apple's error page, no code.
+        for ticket: [(String, String)] in [[], [("mock_page", "")], [("mock_page", String(repeating: "0", count: 32))],
+                                           [("mock_page", String(repeating: "a", count: 33))]] {
+            let forged = try await mock.postForm("/auth/authorize", valid + ticket + [("mock_user", "alice"), ("mock_action", "continue")])
+            assertAuthorizeErrorPage(forged, code: "invalid_request", message: Self.unsupported)
+            XCTAssertNil(forged.headers["Location"])
+        }
+        let cancelled = try await mock.postForm("/auth/authorize", valid + [("mock_action", "cancel")])
+        assertAuthorizeErrorPage(cancelled, code: "invalid_request", message: Self.unsupported)
+        // Twin: the page's own value signs in, once; the same form sent again is refused.
+        let ticket = try await pageTicket(mock)
+        let first = try await mock.postForm("/auth/authorize", valid + [ticket, ("mock_user", "alice"), ("mock_action", "continue")])
+        XCTAssertEqual(first.status, 302, first.text)
+        let again = try await mock.postForm("/auth/authorize", valid + [ticket, ("mock_user", "alice"), ("mock_action", "continue")])
+        assertAuthorizeErrorPage(again, code: "invalid_request", message: Self.unsupported)
+        // Each page has its own value.
+        let (one, two) = (try await pageTicket(mock), try await pageTicket(mock))
+        XCTAssertNotEqual(one.1, two.1)
+        XCTAssertTrue(matches(one.1, "^[0-9a-f]{32}$"), one.1)
+    }
+
+    func testAuthorizePages_RefuseToBeFramed_ConsentErrorRelayAndPopup_Q1() async throws {
+        let mock = try frozenClient()
+        func assertUnframeable(_ answer: MockAnswer, _ what: String) {
+            XCTAssertEqual(answer.headers["X-Frame-Options"], "DENY", what)
+            XCTAssertEqual(answer.headers["Content-Security-Policy"], "frame-ancestors 'none'", what)
+        }
+        assertUnframeable(try await mock.authorizePage(valid), "consent")
+        assertUnframeable(try await mock.authorizePage(with("client_id", "com.example.nobody")), "error page")
+        let relay = try await mock.postForm("/auth/authorize", with("response_mode", "form_post") + [try await pageTicket(mock), ("mock_user", "alice")])
+        XCTAssertEqual(relay.status, 200, relay.text)
+        assertUnframeable(relay, "form_post relay")
+        let popup = try await mock.postForm("/auth/authorize", with("response_mode", "web_message") + [try await pageTicket(mock), ("mock_user", "alice")])
+        XCTAssertTrue(popup.text.contains("postMessage"), popup.text)
+        assertUnframeable(popup, "web_message page")
+        // Twin: a redirect delivery is no page, and carries neither header.
+        let redirect = try await mock.postForm("/auth/authorize", valid + [try await pageTicket(mock), ("mock_user", "alice")])
+        XCTAssertEqual(redirect.status, 302)
+        XCTAssertNil(redirect.headers["X-Frame-Options"])
     }
 }

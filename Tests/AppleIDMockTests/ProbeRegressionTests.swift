@@ -88,8 +88,9 @@ final class ProbeRegressionTests: XCTestCase {
         XCTAssertEqual(full.text, #"{"apple_error":"temporarily_unavailable","error":"the mock holds 2 unredeemed authorization codes; redeem them or let them expire","field":"code"}"#)
         let native = try server.postJSON("/__mock/sign-in", #"{"user":"alice","client_id":"com.example.app"}"#)
         XCTAssertEqual(native.status, 503)
-        let page = try server.postForm("/auth/authorize", [("client_id", "com.example.web"), ("redirect_uri", webRedirect), ("response_type", "code"),
-                                                           ("mock_action", "continue"), ("mock_user", "alice")])
+        let parameters = [("client_id", "com.example.web"), ("redirect_uri", webRedirect), ("response_type", "code")]
+        let consent = try server.get("/auth/authorize?" + HTTPForm.encode(parameters))
+        let page = try server.postForm("/auth/authorize", hiddenFields(consent.text) + [("mock_action", "continue"), ("mock_user", "alice")])
         XCTAssertEqual(page.status, 503)
         XCTAssertEqual(authorizeErrorPage(page).code, "temporarily_unavailable")
         XCTAssertEqual(try server.redeem(first).status, 200)

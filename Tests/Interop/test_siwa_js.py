@@ -94,7 +94,7 @@ def world(tmp_path):
 def open_popup(browser, page_url):
     """Loads the page, clicks the Apple button and switches to the popup; returns the page's handle."""
     browser.get(page_url)
-    button = WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#appleid-signin button"))[0]
+    button = WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#appleid-signin [role=button]"))[0]
     assert button.text == "Sign in with Apple"
     main = browser.current_window_handle
     button.click()
@@ -121,7 +121,9 @@ def test_siwa_js_popup_signs_in_and_backend_verifies_second_time_without_user(wo
     first = outcomes(browser)[0]
     assert first["kind"] == "success", first
     data, session = first["detail"]["data"], first["detail"]["session"]
-    assert sorted(data) == ["authorization", "user"]
+    # The event's detail: the data's fields, and the same object as `data` (Apple's sample reads detail.data).
+    assert sorted(data) == ["authorization", "data", "user"]
+    assert data["data"] == {"authorization": data["authorization"], "user": data["user"]}
     assert sorted(data["authorization"]) == ["code", "id_token", "state"]
     assert data["authorization"]["state"] == "st-1"
     assert data["user"] == {"email": "bob@example.com", "name": {"firstName": "Bob", "lastName": "Bobson"}}
@@ -136,7 +138,7 @@ def test_siwa_js_popup_signs_in_and_backend_verifies_second_time_without_user(wo
     browser.switch_to.window(main)
     second = outcomes(browser)[0]
     assert second["kind"] == "success", second
-    assert sorted(second["detail"]["data"]) == ["authorization"]
+    assert sorted(second["detail"]["data"]) == ["authorization", "data"]
     assert second["detail"]["session"]["id_token"]["sub"] == session["id_token"]["sub"]
 
 
@@ -145,7 +147,7 @@ def test_siwa_js_closed_popup_rejects_popup_closed_by_user(world):
     main = open_popup(browser, f"http://127.0.0.1:{port}/")
     browser.close()
     browser.switch_to.window(main)
-    assert outcomes(browser) == [{"kind": "failure", "detail": {"error": "popup_closed_by_user"}}]
+    assert outcomes(browser) == [{"kind": "failure", "detail": {"error": "popup_closed_by_user", "data": {"error": "popup_closed_by_user"}}}]
 
 
 def test_siwa_js_cancel_rejects_user_cancelled_authorize(world):
@@ -153,7 +155,7 @@ def test_siwa_js_cancel_rejects_user_cancelled_authorize(world):
     main = open_popup(browser, f"http://127.0.0.1:{port}/")
     browser.find_element(By.ID, "cancel").click()
     browser.switch_to.window(main)
-    assert outcomes(browser) == [{"kind": "failure", "detail": {"error": "user_cancelled_authorize"}}]
+    assert outcomes(browser) == [{"kind": "failure", "detail": {"error": "user_cancelled_authorize", "data": {"error": "user_cancelled_authorize"}}}]
     WebDriverWait(browser, 10).until(lambda b: len(b.window_handles) == 1)
 
 

@@ -29,6 +29,7 @@ import jwt
 import pytest
 import requests
 
+from test_siwa_js_apple import CHALLENGE, DOCUMENTED_PAGE, SCRIPT_PATH, VERIFIER
 from conftest import MockProcess, answer_html, answer_json, client_secret, headless_chromium, run_cli, serve_http, web_scenario
 
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -120,6 +121,9 @@ class App(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/cdn":
             page = CDN_PAGE.format(script=CDN_SCRIPT, redirect_uri=App.redirect_uri)
+        elif self.path == "/documented":  # the page written from Apple's documentation, with Apple's script URL
+            page = DOCUMENTED_PAGE.format(redirect_uri=App.redirect_uri, challenge=CHALLENGE, head="", button="",
+                                          mock="https://appleid.cdn-apple.com", script=SCRIPT_PATH)
         else:
             page = APPLE_STYLE_PAGE.format(redirect_uri=App.redirect_uri)
         answer_html(self, page.encode())
@@ -302,3 +306,26 @@ def test_standin_mock_script_rejects_the_first_sign_in_with_user_trigger_new_sig
     # The twin: the sign-in that replaced it resolves.
     assert calls[1]["kind"] == "success" and calls[1]["detail"]["authorization"]["state"] == "st-cdn", calls[1]
     assert first not in browser.window_handles
+
+
+def test_standin_documented_page_with_apples_script_url_signs_in_with_pkce(world):
+    """The page of test_siwa_js_apple.py, unchanged but for Apple's script URL: init in
+    AppleIDSigInLoaded, usePopup and PKCE, the promise and event.detail.data."""
+    browser, port = world
+    browser.get(f"http://127.0.0.1:{port}/documented")
+    wait(browser, lambda b: b.execute_script("return window.loaded") == 1)
+    main = click_and_enter_popup(browser)
+    assert browser.execute_script("return location.origin") == APPLE
+    browser.find_element(By.ID, "continue").click()
+    browser.switch_to.window(main)
+    wait(browser, lambda b: len(b.execute_script("return window.outcomes")) == 2, 20)
+    event, promise = browser.execute_script("return window.outcomes")
+    assert (event["kind"], promise["kind"]) == ("event", "promise"), (event, promise)
+    assert event["detail"]["data"] == promise["data"] and event["detail"]["authorization"] == promise["data"]["authorization"]
+    assert browser.execute_script("return window.opened[0][0]").startswith(f"{APPLE}/auth/authorize?client_id=com.example.web&")
+    form = {"grant_type": "authorization_code", "code": promise["data"]["authorization"]["code"], "redirect_uri": App.redirect_uri,
+            "client_id": "com.example.web", "client_secret": client_secret()}
+    without = requests.post(f"{App.mock}/auth/token", data=form, verify=App.ca, timeout=10)
+    assert (without.status_code, without.json()["error"]) == (400, "invalid_grant")
+    redeemed = requests.post(f"{App.mock}/auth/token", data={**form, "code_verifier": VERIFIER}, verify=App.ca, timeout=10)
+    assert redeemed.status_code == 200, redeemed.text

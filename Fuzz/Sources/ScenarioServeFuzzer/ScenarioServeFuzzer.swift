@@ -343,9 +343,12 @@ private struct Session: Sendable {
             parameters.append(("code_challenge", Base64URL.encode(SHA256.hash(Array(Self.verifier.utf8)))))
             parameters.append(("code_challenge_method", "S256"))
         }
-        await send(get("/auth/authorize?" + HTTPForm.encode(parameters)))
+        let consent = await send(get("/auth/authorize?" + HTTPForm.encode(parameters)))
 
-        var choices = parameters + [("mock_action", knobs.cancels ? "cancel" : "continue"), ("mock_user", user),
+        // The consent page's own value (its hidden mock_page), as a browser would send it back.
+        let page = String(decoding: consent.body, as: UTF8.self)
+        let ticket = page.range(of: #"name="mock_page" value=""#).map { String(page[$0.upperBound...].prefix(32)) } ?? ""
+        var choices = parameters + [("mock_page", ticket), ("mock_action", knobs.cancels ? "cancel" : "continue"), ("mock_user", user),
                                     ("mock_email", knobs.hideEmail ? "hide" : "share")]
         if let name = knobs.extra { choices.append(("mock_given_name", name)) }
         await send(post("/auth/authorize", body: Array(HTTPForm.encode(choices).utf8), contentType: "application/x-www-form-urlencoded"))

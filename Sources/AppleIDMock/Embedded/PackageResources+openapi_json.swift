@@ -334,6 +334,11 @@ extension PackageResources {
                     "description": "The last name as the user edited it (empty keeps the account's); at most 1024 UTF-8 bytes.",
                     "maxLength": 1024
                   },
+                  "mock_page": {
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{32}$",
+                    "description": "The value of the consent page this mock rendered (its hidden field), taken once: a form posted from another site, a second submit or a page from before a restart answers Apple's error page (`invalid_request`). To sign in without a page, use `POST /__mock/authorize`."
+                  },
                   "mock_action": {
                     "type": "string",
                     "description": "`cancel` answers `error=user_cancelled_authorize`; anything else (the page sends `continue`) continues.",
@@ -354,6 +359,7 @@ extension PackageResources {
                     "response_mode": "query",
                     "state": "s1",
                     "mock_user": "alice",
+                    "mock_page": "5f0c2a9e7b1d4c3a8e6f9b2d1a0c7e4f",
                     "mock_action": "continue"
                   }
                 }

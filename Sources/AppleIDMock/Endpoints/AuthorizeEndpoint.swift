@@ -1,10 +1,12 @@
 import MiniHTTP
 
 /// `/auth/authorize` (apple-behaviour.md §1.2, §2.2). GET validates and shows the consent page
-/// (or approves at once when the scenario auto-approves); POST is the consent page's answer.
-/// Refusals are `AuthorizeError`s, which answer for themselves.
+/// (or approves at once when the scenario auto-approves); POST is the consent page's answer,
+/// taken only with the value of a page this server rendered (`mock_page`, once). Refusals are
+/// `AuthorizeError`s, which answer for themselves.
 struct AuthorizeEndpoint: Sendable {
     let domain: AppleIDDomain
+    let tickets = ConsentTickets()
 
     /// GET: parameters from the query string.
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -12,7 +14,7 @@ struct AuthorizeEndpoint: Sendable {
             throw AuthorizeError.unsupported("query", "query string is not valid form encoding").rendered(domain.scenario.compatibility)
         }
         let validated = try domain.validateAuthorize(Self.parameters(query), duplicated: query.duplicatedNames)
-        guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, users: domain.users) }
+        guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, users: domain.users, ticket: tickets.issue()) }
         return AuthorizePages.deliver(try domain.approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail)))
     }
 
@@ -23,6 +25,11 @@ struct AuthorizeEndpoint: Sendable {
             throw AuthorizeError.unsupported("body", "body is not an application/x-www-form-urlencoded form").rendered(compatibility)
         }
         let validated = try domain.validateAuthorize(Self.parameters(form), duplicated: form.duplicatedNames)
+        guard tickets.take(form["mock_page"]) else {
+            throw AuthorizeError.unsupported("mock_page", "this consent form is not one this mock showed, or it was sent already "
+                + "(a form on another site, a second submit, or a page from before a restart); POST /__mock/authorize signs in without a page")
+                .rendered(compatibility)
+        }
         if form["mock_action"] == "cancel" { return AuthorizePages.deliver(domain.cancel(validated)) }
         let hide: Bool? = switch form["mock_email"] {
         case "hide": true

@@ -16,9 +16,10 @@ enum AuthorizePages {
     }
 
     /// The consent page: pick a scenario user, edit the name, Share or Hide My Email, then
-    /// Continue or Cancel. The form posts back to `/auth/authorize` with the request's parameters.
-    static func consent(_ request: AuthorizeRequest, users accounts: [UserAccount]) -> HTTPResponse {
-        let hidden = request.parameters.map { HTML.hidden($0.0, $0.1) }.joined(separator: "\n")
+    /// Continue or Cancel. The form posts back to `/auth/authorize` with the request's parameters
+    /// and the page's `ticket` (ConsentTickets).
+    static func consent(_ request: AuthorizeRequest, users accounts: [UserAccount], ticket: String) -> HTTPResponse {
+        let hidden = (request.parameters + [("mock_page", ticket)]).map { HTML.hidden($0.0, $0.1) }.joined(separator: "\n")
         // The first 100 users are offered; any other can be named with mock_user.
         let users = accounts.filter { !$0.deleted }.prefix(100).map(\.user).enumerated().map { index, user in
             """
@@ -92,7 +93,7 @@ enum AuthorizePages {
           var message = \(HTML.scriptString(delivery.webMessage));
           var targetOrigin = \(HTML.scriptString(delivery.targetOrigin));
           var status = document.getElementById("status");
-          if (!window.opener) { status.textContent = "\(noOpenerText)"; return; }
+          if (!window.opener) { status.id = "lost-opener"; status.textContent = \(HTML.scriptString(lostOpenerText)); return; }
           window.opener.postMessage(message, targetOrigin);
           status.textContent = "You can close this window.";
         })();
@@ -103,12 +104,31 @@ enum AuthorizePages {
     /// What a web_message page says when no window opened it.
     static let noOpenerText = "This page only works in the window Sign in with Apple JS opens."
 
+    /// What it says when a page opened it but the link back is gone: Apple's popup then posts
+    /// nothing and the page's signIn() never settles (apple-reference §13, "Opener").
+    static let lostOpenerText = "The page that opened this window can no longer be reached (window.opener is null), "
+        + "so nothing can be sent back to it and its sign-in will not finish. A page served with "
+        + "Cross-Origin-Opener-Policy: same-origin loses its popups this way; same-origin-allow-popups keeps them "
+        + "(docs/frontend-tests.md, A lost opener)."
+
     /// Apple's popup pages refuse to work in a window nothing opened: the element `id` is
-    /// replaced by an explanation.
+    /// replaced by an explanation. A window a page opened (it has a referrer) whose opener was cut
+    /// keeps the form, as Apple's does, under a notice of what will happen.
     private static func noOpenerGuard(hiding id: String) -> String {
         """
         <script>
-        if (!window.opener) { document.getElementById("\(id)").outerHTML = "<p id=\\"no-opener\\">\(noOpenerText)</p>"; }
+        if (!window.opener) {
+          var guarded = document.getElementById("\(id)"), notice = document.createElement("p");
+          if (document.referrer) {
+            notice.id = "lost-opener";
+            notice.textContent = \(HTML.scriptString(lostOpenerText));
+            guarded.parentNode.insertBefore(notice, guarded);
+          } else {
+            notice.id = "no-opener";
+            notice.textContent = \(HTML.scriptString(noOpenerText));
+            guarded.replaceWith(notice);
+          }
+        }
         </script>
         """
     }
@@ -139,7 +159,12 @@ enum AuthorizePages {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Every page of `/auth/authorize` refuses to be framed by any site (probe Q1: a click in a
+    /// frame delivered a code), in both the old header and CSP.
+    static let pageHeaders: HTTPHeaders = ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store",
+                                           "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"]
+
     private static func htmlResponse(_ html: String, status: HTTPStatus) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"], body: Array(html.utf8))
+        HTTPResponse(status: status, headers: pageHeaders, body: Array(html.utf8))
     }
 }

@@ -16,7 +16,7 @@ enum Routes {
         router.apple(.get, "/auth/authorize", authorize.show, summary: "Apple's sign-in page: validates the request, shows consent",
                    reads: authorizeParameters)
         router.apple(.post, "/auth/authorize", authorize.decide, summary: "The consent page's answer: delivers code, id_token, state and user",
-                   reads: authorizeParameters + ["mock_user", "mock_email", "mock_given_name", "mock_family_name", "mock_action"])
+                   reads: authorizeParameters + ["mock_user", "mock_email", "mock_given_name", "mock_family_name", "mock_action", "mock_page"])
         router.apple(.post, "/auth/token", TokenEndpoint(domain: domain).handle,
                      summary: "Exchanges a code or refresh token, or issues a client_credentials token",
                    reads: ["client_id", "client_secret", "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"])
