@@ -31,14 +31,21 @@ final class FaultIncidentTests: XCTestCase {
         XCTAssertEqual(faults.map { $0["incident"] }, ["discovery-issuer-flip"])
         XCTAssertEqual(faults.map { $0["path"] }, ["/.well-known/openid-configuration"])
 
-        let flipped = await mock.get("/.well-known/openid-configuration")
+        // Apple's discovery redirected; the mock's goes to its stand-in for account.apple.com's document.
+        let redirected = await mock.get("/.well-known/openid-configuration")
+        XCTAssertEqual(redirected.status.code, 302)
+        XCTAssertEqual(redirected.headers["Location"], "/account.apple.com/.well-known/openid-configuration")
+        XCTAssertEqual(redirected.body, [])
+        let flipped = await mock.get("/account.apple.com/.well-known/openid-configuration")
         XCTAssertEqual(flipped.status.code, 200)
         XCTAssertEqual(flipped.headers["Content-Type"], "application/json;charset=UTF-8")
         XCTAssertEqual(flipped.headers["Server"], "Apple")
         let document = try jsonObject(flipped.body)
         XCTAssertEqual(document["issuer"], "https://account.apple.com")
+        // Its endpoints are the mock's, where the unflipped document has them: no host a test cannot reach.
+        let unflipped = try jsonObject(before.body)
         for endpoint in ["authorization_endpoint", "token_endpoint", "revocation_endpoint", "jwks_uri"] {
-            XCTAssertTrue(document[endpoint]?.stringValue?.hasPrefix("https://account.apple.com/auth/") ?? false, endpoint)
+            XCTAssertEqual(document[endpoint], unflipped[endpoint], endpoint)
         }
         XCTAssertEqual(document.keys, try jsonObject(before.body).keys, "the same document, key for key")
         // The tokens did not move: iss stays Apple's documented issuer.
@@ -50,6 +57,7 @@ final class FaultIncidentTests: XCTestCase {
         let removedFlip = await mock.respond(.delete, "/__mock/faults?incident=discovery-issuer-flip")
         XCTAssertEqual(removedFlip.text, #"{"removed":1}"#)
         let restored = await mock.get("/.well-known/openid-configuration")
+        XCTAssertEqual(restored.status.code, 200)
         XCTAssertEqual(restored.body, before.body)
     }
 

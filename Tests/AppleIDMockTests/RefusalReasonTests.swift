@@ -172,7 +172,37 @@ final class RefusalReasonTests: XCTestCase {
         try await assertLogged(["refused GET /auth/authorize: invalid_request — client_id com.example.app is an App ID; web sign-in needs a Services ID"]) {
             try await $0.authorizePage([("client_id", "com.example.app"), ("redirect_uri", webRedirect)] + base)
         }
-        try await assertAccepted { try await $0.authorizePage([("client_id", "com.example.web"), ("redirect_uri", webRedirect)] + base) }
+        // The twin, reached as the browser would reach a mock on another site than the app's.
+        try await assertAccepted {
+            try await $0.send("GET", "/auth/authorize?" + HTTPForm.encode([("client_id", "com.example.web"), ("redirect_uri", webRedirect)] + base),
+                              headers: [("Host", "127.0.0.1:8080")])
+        }
+    }
+
+    func testAuthorizeEndpoint_NoticesAFormPostCallbackOnTheMocksOwnSite_OncePerClientAndReturnURL_PageUnchanged() async throws {
+        let formPost = [("client_id", "com.example.web"), ("redirect_uri", webRedirect), ("response_type", "code"), ("response_mode", "form_post")]
+        let target = "/auth/authorize?" + HTTPForm.encode(formPost)
+        let notice = "notice GET /auth/authorize: the redirect_uri \(webRedirect) of com.example.web is the same site as this mock (http://localhost:8080): "
+            + "the browser sends its SameSite=Lax cookies on this form_post, which it withholds from the cross-site POST of Apple, "
+            + "so a missing-cookie bug passes here; reach the mock under another site (docs/frontend-tests.md, Catch the cookie bug)"
+        // Twin first: the same request in another response mode says nothing (no cross-site POST).
+        let query = "/auth/authorize?" + HTTPForm.encode(formPost.map { $0.0 == "response_mode" ? ($0.0, "query") : $0 })
+        try await assertAccepted { try await $0.send("GET", query, headers: [("Host", "localhost:8080")]) }
+        // localhost:8080 and localhost:3000 are one site (ports do not count): once, then never again.
+        // (Not assertLogged: each consent page carries its own mock_page value, so two pages differ by it.)
+        _ = capture.take()
+        let page = try await loud.send("GET", target, headers: [("Host", "localhost:8080")])
+        XCTAssertEqual(capture.take(), [notice])
+        let unlogged = try await quiet.send("GET", target, headers: [("Host", "localhost:8080")])
+        XCTAssertEqual(page.status, 200)
+        XCTAssertEqual(page.headers, unlogged.headers, "the notice changed the answer")
+        XCTAssertEqual(page.text.count, unlogged.text.count, "the notice changed the answer")
+        XCTAssertTrue(page.text.contains(#"id="consent""#))
+        try await assertAccepted { try await $0.send("GET", target, headers: [("Host", "localhost:8080")]) }
+        // Twins: the mock on another site (an IP address, a name under localhost) says nothing.
+        for host in ["127.0.0.1:8080", "appleid.localhost:8080"] {
+            try await assertAccepted { try await $0.send("GET", target, headers: [("Host", host)]) }
+        }
     }
 
     func testRevokeAndMigration_LogReasons() async throws {

@@ -15,9 +15,11 @@ APPLE_ISSUER = "https://appleid.apple.com"
 
 
 def discover(mock):
-    """What openid-client's Issuer.discover does: fetch the document and take its issuer."""
+    """What openid-client's Issuer.discover does: fetch the document (following redirects) and
+    take its issuer. Returns the metadata and the redirects it followed."""
     answer = requests.get(f"{mock.url}/.well-known/openid-configuration")
     assert answer.status_code == 200 and answer.headers["Server"] == "Apple"
+    discover.redirects = [(r.status_code, r.headers["Location"]) for r in answer.history]
     metadata = OpenIDProviderMetadata(answer.json())
     metadata.validate_issuer()
     metadata.validate_jwks_uri()
@@ -41,13 +43,16 @@ def verify(mock, token, issuer):
 
 
 def test_discovery_issuer_flip_breaks_a_discovery_trusting_client_and_not_a_pinned_one(mock):
-    assert discover(mock)["issuer"] == APPLE_ISSUER
+    assert discover(mock)["issuer"] == APPLE_ISSUER and discover.redirects == []
     installed = requests.post(f"{mock.url}/__mock/faults", json={"incident": "discovery-issuer-flip"})
     assert installed.status_code == 201, installed.text
 
+    # As in June 2025: a redirect, then a document naming account.apple.com; its endpoints stay
+    # on the mock (no request leaves loopback).
     metadata = discover(mock)
+    assert discover.redirects == [(302, "/account.apple.com/.well-known/openid-configuration")]
     assert metadata["issuer"] == "https://account.apple.com"
-    assert metadata["jwks_uri"] == "https://account.apple.com/auth/keys"
+    assert metadata["jwks_uri"] == f"{mock.url}/auth/keys"
     token = id_token(mock)
     # The discovery-trusting client: the 2025 failure, "unexpected iss value".
     with pytest.raises(InvalidClaimError) as refused:
@@ -60,6 +65,7 @@ def test_discovery_issuer_flip_breaks_a_discovery_trusting_client_and_not_a_pinn
     removed = requests.delete(f"{mock.url}/__mock/faults", params={"incident": "discovery-issuer-flip"})
     assert removed.json() == {"removed": 1}
     assert verify(mock, id_token(mock), discover(mock)["issuer"])["iss"] == APPLE_ISSUER
+    assert discover.redirects == []
 
 
 def test_jwks_without_signing_key_fails_a_verifier_until_the_preset_is_removed(mock):

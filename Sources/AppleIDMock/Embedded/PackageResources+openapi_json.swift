@@ -970,6 +970,87 @@ extension PackageResources {
                 }
               }
             }
+          },
+          "302": {
+            "description": "With the `discovery-issuer-flip` incident installed: a redirect to `/account.apple.com/.well-known/openid-configuration`, as Apple's discovery redirected to `account.apple.com` in June 2025 (the status of Apple's redirect is not on record).",
+            "headers": {
+              "Location": {
+                "schema": {
+                  "type": "string",
+                  "const": "/account.apple.com/.well-known/openid-configuration"
+                }
+              }
+            }
+          }
+        }
+      }
+    },
+    "/account.apple.com/.well-known/openid-configuration": {
+      "get": {
+        "tags": [
+          "Apple"
+        ],
+        "operationId": "discoveryFlipped",
+        "summary": "account.apple.com's discovery document of June 2025",
+        "description": "Where the `discovery-issuer-flip` incident redirects (docs/unhappy-paths.md): the document `https://account.apple.com` served in June 2025, naming itself the issuer, with its endpoints under the mock's base URL (Apple's were on `account.apple.com`, a host a test may not reach). id_tokens keep `iss: https://appleid.apple.com`.",
+        "responses": {
+          "200": {
+            "description": "The discovery document.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Discovery"
+                },
+                "examples": {
+                  "mock": {
+                    "summary": "Unofficial example, as the mock answers (Apple publishes no OpenAPI document).",
+                    "value": {
+                      "issuer": "https://account.apple.com",
+                      "authorization_endpoint": "http://127.0.0.1:8080/auth/authorize",
+                      "token_endpoint": "http://127.0.0.1:8080/auth/token",
+                      "revocation_endpoint": "http://127.0.0.1:8080/auth/revoke",
+                      "jwks_uri": "http://127.0.0.1:8080/auth/keys",
+                      "response_types_supported": [
+                        "code"
+                      ],
+                      "response_modes_supported": [
+                        "query",
+                        "fragment",
+                        "form_post"
+                      ],
+                      "subject_types_supported": [
+                        "pairwise"
+                      ],
+                      "id_token_signing_alg_values_supported": [
+                        "RS256"
+                      ],
+                      "scopes_supported": [
+                        "openid",
+                        "email",
+                        "name"
+                      ],
+                      "token_endpoint_auth_methods_supported": [
+                        "client_secret_post"
+                      ],
+                      "claims_supported": [
+                        "aud",
+                        "email",
+                        "email_verified",
+                        "exp",
+                        "iat",
+                        "is_private_email",
+                        "iss",
+                        "nonce",
+                        "nonce_supported",
+                        "real_user_status",
+                        "sub",
+                        "transfer_sub"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
           }
         }
       }

@@ -7,6 +7,9 @@ import MiniHTTP
 struct AuthorizeEndpoint: Sendable {
     let domain: AppleIDDomain
     let tickets = ConsentTickets()
+    let sameSite = SameSiteNotice()
+    /// The mock's base URL (its scheme tells a same-site callback from a cross-site one).
+    let site: SiteAddress
 
     /// GET: parameters from the query string.
     func show(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -14,8 +17,18 @@ struct AuthorizeEndpoint: Sendable {
             throw AuthorizeError.unsupported("query", "query string is not valid form encoding").rendered(domain.scenario.compatibility)
         }
         let validated = try domain.validateAuthorize(Self.parameters(query), duplicated: query.duplicatedNames)
-        guard let auto = domain.scenario.autoApprove else { return AuthorizePages.consent(validated, users: domain.users, ticket: tickets.issue()) }
-        return AuthorizePages.deliver(try domain.approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail)))
+        var response: HTTPResponse
+        if let auto = domain.scenario.autoApprove {
+            response = AuthorizePages.deliver(try domain.approve(validated, .init(userID: auto.user, hideEmail: auto.hideEmail)))
+        } else {
+            response = AuthorizePages.consent(validated, users: domain.users, ticket: tickets.issue())
+        }
+        if validated.responseMode == .formPost,
+           let notice = sameSite.notice(clientID: validated.clientID, redirectURI: validated.redirectURI,
+                                        mockScheme: site.url.hasPrefix("https:") ? "https" : "http", host: request.headers["Host"]) {
+            response.note = JournalNote(reason: notice)
+        }
+        return response
     }
 
     /// POST: the consent form with the request's parameters and the user's choices.

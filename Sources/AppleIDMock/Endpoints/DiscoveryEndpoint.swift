@@ -12,6 +12,16 @@ struct DiscoveryEndpoint: Sendable {
         AppleResponse.json(JSONWriter.compact(Self.document(issuer: domain.issuer, baseURL: site.url)))
     }
 
+    /// Where the `discovery-issuer-flip` incident redirects: the mock's stand-in for
+    /// `https://account.apple.com/.well-known/openid-configuration` (apple-reference §12).
+    static let flippedPath = "/account.apple.com/.well-known/openid-configuration"
+
+    /// The document account.apple.com served in June 2025: `issuer` that host, the endpoints
+    /// the mock's own (Apple's were on account.apple.com, which a test may not reach).
+    func flipped(_ request: HTTPRequest) -> HTTPResponse {
+        AppleResponse.json(JSONWriter.compact(Self.document(issuer: FaultIncident.flippedIssuer, baseURL: site.url)))
+    }
+
     /// The document for an issuer and base URL, in Apple's key order.
     static func document(issuer: String, baseURL: String) -> JSONValue {
         var document = JSONObject()

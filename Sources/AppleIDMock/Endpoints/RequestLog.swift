@@ -40,7 +40,11 @@ struct RequestLog: Sendable {
             do {
                 var response = try outcome.get()
                 if debug { sink(Self.answered(request, path, response.status)) }
-                if let events { response.note = JournalNote(events: events.sequences) }
+                // A handler's notice on an answer it gives all the same (a same-site form_post):
+                // one line at info, and the journal entry's reason.
+                let notice = (response.note as? JournalNote)?.reason
+                if info, let notice { sink(LogText.escaped("notice \(LogText.clip(request.method.rawValue)) \(path): \(notice)")) }
+                response.note = events.map { JournalNote(reason: notice, events: $0.sequences) }
                 return response
             } catch {
                 guard let refusal = Self.refusal(error) else {

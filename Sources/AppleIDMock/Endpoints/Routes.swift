@@ -10,7 +10,7 @@ enum Routes {
         var router = MockRouter(log: requests, control: control, faults: FaultGate(domain: domain))
         // Apple's endpoints (apple-behaviour.md §1.1). Signing costs CPU, so handlers that sign
         // run deferred, off the I/O threads.
-        let authorize = AuthorizeEndpoint(domain: domain)
+        let authorize = AuthorizeEndpoint(domain: domain, site: site)
         let authorizeParameters = ["client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
                                    "code_challenge", "code_challenge_method"]
         router.apple(.get, "/auth/authorize", authorize.show, summary: "Apple's sign-in page: validates the request, shows consent",
@@ -29,6 +29,8 @@ enum Routes {
                    reads: ["client_id", "client_secret", "sub", "target", "transfer_sub"])
         router.apple(.get, "/.well-known/openid-configuration", immediate: DiscoveryEndpoint(domain: domain, site: site).handle,
                    summary: "The OpenID discovery document")
+        router.apple(.get, DiscoveryEndpoint.flippedPath, immediate: DiscoveryEndpoint(domain: domain, site: site).flipped,
+                     summary: "account.apple.com's discovery document of June 2025, where discovery-issuer-flip redirects")
         router.apple(.get, AppleJSEndpoint.path, immediate: AppleJSEndpoint().handle,
                      summary: "Sign in with Apple JS (compatible with Apple's, served at its CDN path)")
         // Control API: local, same-origin, JSON callers only (ControlGuard).

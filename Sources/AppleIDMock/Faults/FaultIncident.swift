@@ -31,7 +31,7 @@ public enum FaultIncident: String, Sendable, Equatable, CaseIterable {
     /// What a backend sees, in a line (the CLI's `faults incidents` lists them).
     package var summary: String {
         switch self {
-        case .discoveryIssuerFlip: "discovery names https://account.apple.com as issuer and host; id_tokens keep appleid.apple.com (June 2025)"
+        case .discoveryIssuerFlip: "discovery redirects to a document naming https://account.apple.com as issuer; id_tokens keep appleid.apple.com (June 2025)"
         case .jwksWithoutSigningKey: "/auth/keys lacks the kid that signs new tokens (a botched rotation)"
         case .tokenEndpointOutage: "POST /auth/token answers 503 HTML for N minutes of mock time (default 5)"
         case .notificationsOnce: "notifications are attempted once, never retried"
@@ -45,11 +45,12 @@ public enum FaultIncident: String, Sendable, Equatable, CaseIterable {
         var faults: [FaultSpec]
         switch self {
         case .discoveryIssuerFlip:
-            // The document Apple served from account.apple.com: its own issuer and every endpoint there.
-            let document = DiscoveryEndpoint.document(issuer: Self.flippedIssuer, baseURL: Self.flippedIssuer)
+            // Apple's discovery redirected to account.apple.com's, which named itself the issuer. Here
+            // the redirect goes to the path the mock serves for that host (DiscoveryEndpoint.flipped):
+            // its issuer is account.apple.com, its endpoints the mock's, so no client is sent to a host
+            // it cannot reach. The status of Apple's redirect is not on record [U]: a 302.
             faults = [Self.http(.get, "/.well-known/openid-configuration",
-                                .respond(status: 200, headers: [("Content-Type", AppleResponse.jsonContentType)],
-                                         body: String(decoding: JSONWriter.compact(document), as: UTF8.self)))]
+                                .respond(status: 302, headers: [("Location", DiscoveryEndpoint.flippedPath)], body: ""))]
         case .jwksWithoutSigningKey:
             faults = [Self.http(.get, "/auth/keys", .omitSigningKey)]
         case .tokenEndpointOutage:
