@@ -9,10 +9,12 @@ final class RouteMetadataTests: XCTestCase {
         let mock = try inMemoryMock()
         addTeardownBlock { await mock.stop() }
         let routes = mock.routes.routes
-        XCTAssertEqual(routes.count, 46)
+        XCTAssertEqual(routes.count, 47)
         XCTAssertEqual(routes.filter(\.summary.isEmpty).map { "\($0.method) \($0.template)" }, [], "routes without a summary")
         XCTAssertTrue(routes.contains { $0.method == .post && $0.template == "/__mock/keys/{kid}/activate" })
         XCTAssertTrue(routes.contains { $0.method == .delete && $0.template == "/__mock/keys/{kid}" })
+        // Where discovery-issuer-flip redirects: account.apple.com's document, served by the mock.
+        XCTAssertTrue(routes.contains { $0.method == .get && $0.template == "/account.apple.com/.well-known/openid-configuration" })
         // The dashboard: its page, assets and the redirect to it are routes like any other, not a fallback.
         for path in ["/__mock", "/__mock/", "/__mock/dashboard", "/__mock/dashboard.js", "/__mock/dashboard.css"] {
             XCTAssertTrue(routes.contains { $0.method == .get && $0.template == path }, path)

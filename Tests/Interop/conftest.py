@@ -1,4 +1,5 @@
 """Shared fixtures: a live appleid-mock process on an ephemeral port."""
+import contextlib
 import http.server
 import json
 import os
@@ -116,3 +117,25 @@ def headless_chromium(chromedriver, *flags, block_popups=False):
     if block_popups:
         options.add_experimental_option("excludeSwitches", ["disable-popup-blocking"])
     return webdriver.Chrome(service=Service(chromedriver), options=options)
+
+
+@contextlib.contextmanager
+def browser_world(handler, directory, chromedriver, app_host="127.0.0.1"):
+    """A browser test's world: the app `handler` on an ephemeral port of 127.0.0.1, reached as
+    `app_host`; a mock on the built-in scenario with the app's /callback registered for
+    com.example.web (`handler.redirect_uri`, and `handler.mock` the mock's URL); headless Chromium.
+    Yields (mock, browser, the app's origin) and stops all three."""
+    app = serve_http(handler)
+    origin = f"http://{app_host}:{app.server_port}"
+    handler.redirect_uri = origin + "/callback"
+    mock = MockProcess("--scenario", web_scenario(pathlib.Path(directory) / "scenario.json", handler.redirect_uri))
+    handler.mock = mock.url
+    try:
+        browser = headless_chromium(chromedriver)
+        try:
+            yield mock, browser, origin
+        finally:
+            browser.quit()
+    finally:
+        mock.stop()
+        app.shutdown()

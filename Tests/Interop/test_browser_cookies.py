@@ -18,7 +18,7 @@ import urllib.parse
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, serve_http, web_scenario
+from conftest import answer_html, browser_world
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -27,7 +27,6 @@ if CHROMEDRIVER is None and os.environ.get("CI") != "true":
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from conftest import headless_chromium  # noqa: E402
 
 COOKIES = {"lax": "SameSite=Lax", "none": "SameSite=None; Secure"}
 
@@ -60,14 +59,8 @@ class App(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    app = serve_http(App)
-    App.redirect_uri = f"http://localhost:{app.server_port}/callback"
-    mock = MockProcess("--scenario", web_scenario(tmp_path_factory.mktemp("cookies") / "scenario.json", App.redirect_uri))
-    browser = headless_chromium(CHROMEDRIVER)
-    yield mock, browser, f"http://localhost:{app.server_port}"
-    browser.quit()
-    mock.stop()
-    app.shutdown()
+    with browser_world(App, tmp_path_factory.mktemp("cookies"), CHROMEDRIVER, app_host="localhost") as world:
+        yield world
 
 
 def sign_in(world, mock_host, cookie):

@@ -14,7 +14,7 @@ import urllib.parse
 import pytest
 import requests
 
-from conftest import MockProcess, answer_html, headless_chromium, hidden_fields, serve_http, web_scenario
+from conftest import answer_html, browser_world, hidden_fields
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -103,15 +103,8 @@ def callbacks():
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    app = serve_http(App)
-    App.redirect_uri = f"http://127.0.0.1:{app.server_port}/callback"
-    mock = MockProcess("--scenario", web_scenario(tmp_path_factory.mktemp("framing") / "scenario.json", App.redirect_uri))
-    App.mock = mock.url
-    browser = headless_chromium(CHROMEDRIVER)
-    yield mock, browser, f"http://127.0.0.1:{app.server_port}"
-    browser.quit()
-    mock.stop()
-    app.shutdown()
+    with browser_world(App, tmp_path_factory.mktemp("framing"), CHROMEDRIVER) as world:
+        yield world
 
 
 @pytest.fixture

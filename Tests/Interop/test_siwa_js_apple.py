@@ -19,7 +19,7 @@ import jwt
 import pytest
 import requests
 
-from conftest import MockProcess, answer_json, client_secret, headless_chromium, serve_http, web_scenario
+from conftest import answer_json, browser_world, client_secret
 
 CHROMEDRIVER = shutil.which("chromedriver")
 if CHROMEDRIVER is None and os.environ.get("CI") != "true":
@@ -108,15 +108,8 @@ class App(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    app = serve_http(App)
-    App.redirect_uri = f"http://127.0.0.1:{app.server_port}/callback"
-    mock = MockProcess("--scenario", web_scenario(tmp_path_factory.mktemp("siwa") / "scenario.json", App.redirect_uri))
-    App.mock = mock.url
-    browser = headless_chromium(CHROMEDRIVER)
-    yield mock, browser, f"http://127.0.0.1:{app.server_port}/"
-    browser.quit()
-    mock.stop()
-    app.shutdown()
+    with browser_world(App, tmp_path_factory.mktemp("siwa"), CHROMEDRIVER) as world:
+        yield world
 
 
 @pytest.fixture
@@ -129,7 +122,7 @@ def page(world):
             browser.switch_to.window(handle)
             browser.close()
         browser.switch_to.window(browser.window_handles[0])
-        browser.get(base + ("?" + urllib.parse.urlencode(query) if query else ""))
+        browser.get(base + "/" + ("?" + urllib.parse.urlencode(query) if query else ""))
         WebDriverWait(browser, 10).until(lambda b: b.execute_script("return window.loaded") == 1)
         return browser
     return load
