@@ -153,10 +153,26 @@ final class StoredStateCodecTests: XCTestCase {
 
     func testDomainEvent_RoundTripsExactly_ForEveryCase() throws {
         let events = sampleEvents()
-        XCTAssertEqual(Set(events.map(\.name)), Set(DomainEvent.names), "a sample of every case")
+        // The samples cover every kind the compiler knows of: a new case without a sample fails here.
+        XCTAssertEqual(Set(events.map(\.kind)), Set(DomainEvent.Kind.allCases), "a sample of every kind")
         for (index, event) in events.enumerated() {
             XCTAssertEqual(try roundTrip(event, path: "events[\(index)]"), event, event.name)
+            XCTAssertEqual(DomainEvent.Kind(rawValue: event.name), event.kind, "the stored type names the kind")
         }
+        XCTAssertEqual(DomainEvent.names, DomainEvent.Kind.allCases.map(\.rawValue))
+        XCTAssertEqual(Set(DomainEvent.names).count, DomainEvent.Kind.allCases.count, "no two kinds share a name")
+    }
+
+    func testCompaction_StatementsNameEveryKindThatGoes_AndNoKindThatStays() {
+        let first = StateFile.compactionStatements[0]
+        for kind in DomainEvent.Kind.allCases {
+            switch kind.compaction {
+            case .inert, .inertUnlessCounting: XCTAssertTrue(first.contains("'\(kind.rawValue)'"), kind.rawValue)
+            case .kept, .code: XCTAssertFalse(first.contains("'\(kind.rawValue)'"), kind.rawValue)
+            }
+        }
+        XCTAssertEqual(first, "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type IN ('tokens-issued') OR (type IN ('fault-fired') AND code IS NULL))")
+        XCTAssertEqual(StateFile.typeList(.code), "'code-issued', 'code-redeemed'")
     }
 
     func testDomainEvent_StoresTypeFirstAndFieldsInSnakeCase() throws {

@@ -72,36 +72,104 @@ package struct FaultFiring: Sendable, Equatable {
 }
 
 extension DomainEvent {
-    /// The event's name in the feed and in `type=` filters.
-    package var name: String {
-        switch self {
-        case .consentGranted: "consent-granted"
-        case .consentRevoked: "consent-revoked"
-        case .codeIssued: "code-issued"
-        case .codeRedeemed: "code-redeemed"
-        case .codesExpired: "codes-expired"
-        case .tokensIssued: "tokens-issued"
-        case .keyPublished: "key-published"
-        case .keyActivated: "key-activated"
-        case .keyRetired: "key-retired"
-        case .keyScheduleAdvanced: "key-schedule-advanced"
-        case .clockChanged: "clock-changed"
-        case .userAdded: "user-added"
-        case .transferStarted: "transfer-started"
-        case .accountDeleted: "account-deleted"
-        case .relayForwardingChanged: "relay-forwarding-changed"
-        case .accountEvent: "account-event"
-        case .timelineEventRefused: "timeline-event-refused"
-        case .reset: "reset"
-        case .faultFired: "fault-fired"
-        case .faultsInstalled: "faults-installed"
-        case .faultsRemoved: "faults-removed"
+    /// Every kind of event, without its payload: its name in the feed, in `type=` filters and in
+    /// the state file. `DomainEvent.kind`, the stored decoder and `compaction` switch over it
+    /// exhaustively, so a new case of `DomainEvent` is a compile error until each says what to do
+    /// with it, and the names list, the codec test's coverage and compaction's statements follow.
+    package enum Kind: String, CaseIterable, Sendable {
+        case consentGranted = "consent-granted"
+        case consentRevoked = "consent-revoked"
+        case codeIssued = "code-issued"
+        case codeRedeemed = "code-redeemed"
+        case codesExpired = "codes-expired"
+        case tokensIssued = "tokens-issued"
+        case keyPublished = "key-published"
+        case keyActivated = "key-activated"
+        case keyRetired = "key-retired"
+        case keyScheduleAdvanced = "key-schedule-advanced"
+        case clockChanged = "clock-changed"
+        case userAdded = "user-added"
+        case transferStarted = "transfer-started"
+        case accountDeleted = "account-deleted"
+        case relayForwardingChanged = "relay-forwarding-changed"
+        case accountEvent = "account-event"
+        case timelineEventRefused = "timeline-event-refused"
+        case reset = "reset"
+        case faultFired = "fault-fired"
+        case faultsInstalled = "faults-installed"
+        case faultsRemoved = "faults-removed"
+
+        /// What compaction does with an event of this kind once it is behind the cutoff
+        /// (`StateFile.compactStep`).
+        package var compaction: Compaction {
+            switch self {
+            case .consentGranted: .kept
+            case .consentRevoked: .kept
+            case .codeIssued: .code
+            case .codeRedeemed: .code
+            case .codesExpired: .kept
+            case .tokensIssued: .inert
+            case .keyPublished: .kept
+            case .keyActivated: .kept
+            case .keyRetired: .kept
+            case .keyScheduleAdvanced: .kept
+            case .clockChanged: .kept
+            case .userAdded: .kept
+            case .transferStarted: .kept
+            case .accountDeleted: .kept
+            case .relayForwardingChanged: .kept
+            case .accountEvent: .kept
+            case .timelineEventRefused: .kept
+            case .reset: .kept
+            case .faultFired: .inertUnlessCounting
+            case .faultsInstalled: .kept
+            case .faultsRemoved: .kept
+            }
         }
     }
 
+    /// How compaction treats an old event.
+    package enum Compaction: Sendable {
+        /// Replaying needs it: it stays (consents, revocations, keys, users, the clock, …).
+        case kept
+        /// No later state needs it: it goes.
+        case inert
+        /// It goes unless it carries a count a later state needs (a `times` fault's firings).
+        case inertUnlessCounting
+        /// A code's issue goes with its redemption, or once a later `codes-expired` reached it.
+        case code
+    }
+
+    /// The event's kind.
+    package var kind: Kind {
+        switch self {
+        case .consentGranted: .consentGranted
+        case .consentRevoked: .consentRevoked
+        case .codeIssued: .codeIssued
+        case .codeRedeemed: .codeRedeemed
+        case .codesExpired: .codesExpired
+        case .tokensIssued: .tokensIssued
+        case .keyPublished: .keyPublished
+        case .keyActivated: .keyActivated
+        case .keyRetired: .keyRetired
+        case .keyScheduleAdvanced: .keyScheduleAdvanced
+        case .clockChanged: .clockChanged
+        case .userAdded: .userAdded
+        case .transferStarted: .transferStarted
+        case .accountDeleted: .accountDeleted
+        case .relayForwardingChanged: .relayForwardingChanged
+        case .accountEvent: .accountEvent
+        case .timelineEventRefused: .timelineEventRefused
+        case .reset: .reset
+        case .faultFired: .faultFired
+        case .faultsInstalled: .faultsInstalled
+        case .faultsRemoved: .faultsRemoved
+        }
+    }
+
+    /// The event's name in the feed and in `type=` filters.
+    package var name: String { kind.rawValue }
+
     /// Every event name, for messages and validation of `type=`.
-    package static let names = ["consent-granted", "consent-revoked", "code-issued", "code-redeemed", "codes-expired", "tokens-issued",
-                               "key-published", "key-activated", "key-retired", "key-schedule-advanced", "clock-changed", "user-added",
-                               "transfer-started", "account-deleted", "relay-forwarding-changed", "account-event",
-                               "timeline-event-refused", "reset", "fault-fired", "faults-installed", "faults-removed"]
+    package static let names = Kind.allCases.map(\.rawValue)
 }

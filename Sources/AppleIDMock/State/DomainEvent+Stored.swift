@@ -80,55 +80,56 @@ extension DomainEvent: StoredCodable {
         var reader = try StoredReader(stored, path: path)
         let type = try reader.string("type")
         let kid: (String) -> String? = { ScenarioRules.isKeyID($0) ? nil : ScenarioRules.keyIDExpectation }
-        switch type {
-        case "consent-granted":
+        guard let kind = Kind(rawValue: type) else {
+            throw reader.error("type", "unknown event type \"\(type)\" (expected one of: \(Self.names.joined(separator: ", ")))")
+        }
+        switch kind {
+        case .consentGranted:
             self = .consentGranted(try reader.decode("grant"))
-        case "consent-revoked":
+        case .consentRevoked:
             self = .consentRevoked(userID: try reader.string("user_id"), teamID: try reader.string("team_id"), groupID: try reader.string("group_id"),
                                    consentID: try reader.uint32("consent_id"),
                                    by: try reader.choice("by", [Consent.Revocation.byApp, .byUser]))
-        case "code-issued":
+        case .codeIssued:
             self = .codeIssued(code: try reader.string("code"), grant: try reader.decode("grant"))
-        case "code-redeemed":
+        case .codeRedeemed:
             self = .codeRedeemed(code: try reader.string("code"), clientID: try reader.string("client_id"), userID: try reader.string("user_id"),
                                  consentID: try reader.uint32("consent_id"))
-        case "codes-expired":
+        case .codesExpired:
             self = .codesExpired(at: try reader.int64("at", in: StoredRange.seconds), count: try reader.int("count", in: 0...Int(StoredRange.counts.upperBound)))
-        case "tokens-issued":
+        case .tokensIssued:
             self = .tokensIssued(grantType: try reader.string("grant_type"), clientID: try reader.string("client_id"),
                                  userID: try reader.optionalString("user_id"), consentID: try reader.uint32("consent_id"))
-        case "key-published":
+        case .keyPublished:
             self = .keyPublished(key: try reader.decode("key"), at: try reader.int64("at", in: StoredRange.seconds), step: try reader.optionalInt64("step", in: StoredRange.counts))
-        case "key-activated":
+        case .keyActivated:
             self = .keyActivated(kid: try reader.string("kid", check: kid), at: try reader.int64("at", in: StoredRange.seconds))
-        case "key-retired":
+        case .keyRetired:
             self = .keyRetired(kid: try reader.string("kid", check: kid), at: try reader.int64("at", in: StoredRange.seconds), step: try reader.optionalInt64("step", in: StoredRange.counts))
-        case "key-schedule-advanced":
+        case .keyScheduleAdvanced:
             self = .keyScheduleAdvanced(at: try reader.int64("at", in: StoredRange.seconds))
-        case "clock-changed":
+        case .clockChanged:
             self = .clockChanged(clock: try reader.decode("clock"), now: try reader.int64("now", in: StoredRange.seconds))
-        case "user-added":
+        case .userAdded:
             self = .userAdded(try reader.decode("added_user"))
-        case "transfer-started":
+        case .transferStarted:
             self = .transferStarted(try reader.decode("transfer"))
-        case "account-deleted":
+        case .accountDeleted:
             self = .accountDeleted(userID: try reader.string("user_id"))
-        case "relay-forwarding-changed":
+        case .relayForwardingChanged:
             self = .relayForwardingChanged(userID: try reader.string("user_id"), teamID: try reader.string("team_id"), enabled: try reader.bool("enabled"))
-        case "account-event":
+        case .accountEvent:
             self = .accountEvent(try reader.decode("account_event"))
-        case "timeline-event-refused":
+        case .timelineEventRefused:
             self = .timelineEventRefused(index: try reader.int("index", in: 0...Int(StoredRange.counts.upperBound)), message: try reader.string("message"))
-        case "reset":
+        case .reset:
             self = .reset(try reader.decode("reset"))
-        case "fault-fired":
+        case .faultFired:
             self = .faultFired(try reader.decode("firing"))
-        case "faults-installed":
+        case .faultsInstalled:
             self = .faultsInstalled(try reader.decodeArray("faults"))
-        case "faults-removed":
+        case .faultsRemoved:
             self = .faultsRemoved(ids: try reader.strings("ids"))
-        default:
-            throw reader.error("type", "unknown event type \"\(type)\" (expected one of: \(Self.names.joined(separator: ", ")))")
         }
         try reader.finish()
     }

@@ -273,17 +273,25 @@ final class StateFile: @unchecked Sendable {
 
     /// A compaction's statements over the events after ?1 up to ?2.
     static let compactionStatements = [
-        // A `times` fault's firings stay (they carry its firings left); other faults' are inert.
-        "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type = 'tokens-issued' OR (type = 'fault-fired' AND code IS NULL))",
+        // The inert kinds go; a `times` fault's firings stay (they carry its firings left, and a
+        // compaction code), other faults' are inert.
+        "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type IN (\(typeList(.inert))) OR (type IN (\(typeList(.inertUnlessCounting))) AND code IS NULL))",
         // A redemption in the range takes its code's issue along (the issue is always earlier).
-        "DELETE FROM events WHERE sequence <= ?2 AND code IN (SELECT code FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = 'code-redeemed')",
+        "DELETE FROM events WHERE sequence <= ?2 AND code IN (SELECT code FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = '\(DomainEvent.Kind.codeRedeemed.rawValue)')",
         // An issue in the range goes when a later codes-expired reached its expiry: the reach
         // table holds, for each codes-expired, the latest expiry it or any later one dropped.
         """
-        DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = 'code-issued' AND expires <=
+        DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = '\(DomainEvent.Kind.codeIssued.rawValue)' AND expires <=
           (SELECT reach FROM temp.compaction_reach AS later WHERE later.sequence > events.sequence ORDER BY later.sequence LIMIT 1)
         """,
     ]
+
+    /// The quoted names of the kinds compaction treats as `compaction`, for an SQL `IN (…)`
+    /// (`'-'` when none: no event's type).
+    static func typeList(_ compaction: DomainEvent.Compaction) -> String {
+        let names = DomainEvent.Kind.allCases.filter { $0.compaction == compaction }.map { "'\($0.rawValue)'" }
+        return names.isEmpty ? "'-'" : names.joined(separator: ", ")
+    }
 
     /// Drops the delivery events of notifications more than `keptNotifications` behind the newest
     /// (the log let go of them long ago), and says so in the file, so a restart skips the records
@@ -305,7 +313,7 @@ final class StateFile: @unchecked Sendable {
         let fill = try database.prepare("""
             INSERT INTO temp.compaction_reach(sequence, reach)
               SELECT sequence, max(expires) OVER (ORDER BY sequence DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-              FROM events WHERE type = 'codes-expired'
+              FROM events WHERE type = '\(DomainEvent.Kind.codesExpired.rawValue)'
             """)
         try fill.run()
         compactionSteps += fill.steps
