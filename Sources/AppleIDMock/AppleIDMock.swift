@@ -106,7 +106,7 @@ public final class AppleIDMockServer: Sendable {
 
     /// Stops accepting, finishes in-flight requests (long polls answer at once with what they
     /// have); returns at once.
-    package func shutdown() {
+    func shutdown() {
         assembly.stopTicking()
         assembly.domain.events.releaseReaders()
         assembly.notifications.releaseReaders()
@@ -118,7 +118,7 @@ public final class AppleIDMockServer: Sendable {
     /// Blocks the calling thread until the HTTP loops have ended: for synchronous callers only
     /// (`await stopped()` in async code).
     @available(*, noasync, message: "blocks its thread: use `await stopped()` or `await stop()` in async code")
-    package func waitUntilStopped() { http.waitUntilStopped() }
+    func waitUntilStopped() { http.waitUntilStopped() }
 
     /// Suspends until the HTTP loops have ended.
     package func stopped() async { await http.stopped() }

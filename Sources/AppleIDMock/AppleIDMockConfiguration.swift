@@ -72,7 +72,7 @@ public struct AppleIDMockConfiguration: Sendable {
     /// default) serves none; 0 picks a free port (`AppleIDMockServer.smtpPort` says which).
     public var smtpPort: Int?
     /// Seconds an SMTP client may stay silent before it is told 421 and let go.
-    package var smtpIdleTimeout: Double = 300
+    var smtpIdleTimeout: Double = 300
     /// `smtp://HOST:PORT`: where forwarded and direct mail goes on to (a catcher such as Mailpit);
     /// nil keeps it in the mailbox only.
     package var mailForward: String?
@@ -85,7 +85,7 @@ public struct AppleIDMockConfiguration: Sendable {
     public init() {}
 
     /// `log` for lines of `level`, or a sink that drops them when `logLevel` is quieter.
-    package func logger(_ level: AppleIDMockLogLevel) -> @Sendable (String) -> Void {
+    func logger(_ level: AppleIDMockLogLevel) -> @Sendable (String) -> Void {
         guard level <= logLevel else { return { _ in } }
         return log
     }

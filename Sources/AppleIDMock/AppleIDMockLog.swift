@@ -9,16 +9,16 @@ import Synchronization
 /// a stderr nobody reads (a full pipe, a paused terminal, a blocking container log driver) must
 /// not stall the I/O loops or the cooperative pool. The queue holds at most `maxQueuedBytes`;
 /// lines beyond it are dropped and counted, and the count is written once the writer catches up.
-package enum AppleIDMockLog {
+enum AppleIDMockLog {
     /// Most bytes waiting to be written before lines are dropped.
-    package static let maxQueuedBytes = 1 << 20
+    static let maxQueuedBytes = 1 << 20
 
     private static let writer = DispatchQueue(label: "appleid-mock.log", qos: .utility)
     private static let queued = Atomic<Int>(0)
     private static let dropped = Atomic<Int>(0)
 
     /// Queues `appleid-mock: <message>` and a newline for standard error.
-    @Sendable package static func standardError(_ message: String) {
+    @Sendable static func standardError(_ message: String) {
         let line = Array("appleid-mock: \(message)\n".utf8)
         let (reserved, _) = queued.add(line.count, ordering: .relaxed)
         guard reserved - line.count < maxQueuedBytes else {
@@ -37,7 +37,7 @@ package enum AppleIDMockLog {
     /// reads must not keep the process from exiting); true when all were written. Holds no
     /// thread: the writer, or a dispatch deadline, resumes it.
     @discardableResult
-    package static func flush(seconds: Double = 2) async -> Bool {
+    static func flush(seconds: Double = 2) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = ResumeOnce(continuation)
             writer.async {

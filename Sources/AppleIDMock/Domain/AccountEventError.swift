@@ -1,8 +1,8 @@
 /// Why an account event could not happen, in the domain's terms; the control API maps the kind
 /// to its status (400, 404, 409).
-package struct AccountEventError: Error, Equatable, Sendable {
+struct AccountEventError: Error, Equatable, Sendable {
     /// What kind of refusal.
-    package enum Kind: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
         /// The input is not an event the mock knows (a bad `type`).
         case invalid
         /// No such user or client.
@@ -19,7 +19,7 @@ package struct AccountEventError: Error, Equatable, Sendable {
     package var field: String
 
     /// A refusal of `kind` naming `field`.
-    package init(_ kind: Kind, message: String, field: String) {
+    init(_ kind: Kind, message: String, field: String) {
         self.kind = kind
         self.message = message
         self.field = field

@@ -5,26 +5,26 @@ package struct AccountEventRecord: Sendable, Equatable {
     /// What happened.
     package var type: AccountEventType
     /// The user it is about.
-    package var userID: String
+    var userID: String
     /// The app group's team.
     package var teamID: String
     /// The app group's primary App ID (the notification's `aud`).
-    package var groupID: String
+    var groupID: String
     /// The user's `sub` in the team.
-    package var subject: String
+    var subject: String
     /// `event_time`, in the scenario's unit (seconds or milliseconds).
-    package var eventTime: Int64
+    var eventTime: Int64
     /// Mock time the event happened (the notification's `iat`).
     package var at: Int64
     /// The relay address, for `email-disabled` / `email-enabled`.
     package var email: String?
     /// The notification's `jti`.
-    package var notificationID: String
+    var notificationID: String
     /// The key that signed id_tokens when it happened, which signs its notification (§7) even
     /// when a rotation comes before delivery; nil when none was published.
-    package var signingKeyID: String?
+    var signingKeyID: String?
     /// The index of the scenario timeline event that fired it, if one did.
-    package var timelineIndex: Int?
+    var timelineIndex: Int?
     /// The injected fault that acts on its notification, decided with the event.
-    package var notificationFault: NotificationFault? = nil
+    var notificationFault: NotificationFault? = nil
 }

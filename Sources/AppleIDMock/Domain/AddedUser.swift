@@ -7,10 +7,10 @@ package struct AddedUser: Sendable, Equatable {
     /// The user's `sub` in each team, in the scenario's team order.
     package let subjects: [String]
     /// The user's relay address in each team.
-    package let relayAddresses: [String]
+    let relayAddresses: [String]
 
     /// `user` with their identifiers in `teams`.
-    package init(user: Scenario.User, teams: [Scenario.Team]) {
+    init(user: Scenario.User, teams: [Scenario.Team]) {
         self.user = user
         subjects = teams.map { Identity.subject(teamID: $0.teamID, userID: user.id) }
         relayAddresses = teams.map { Identity.relayAddress(teamID: $0.teamID, user: user) }

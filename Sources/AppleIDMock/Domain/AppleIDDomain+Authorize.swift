@@ -2,20 +2,20 @@ import JOSE
 
 extension AppleIDDomain {
     /// The user's choices on the consent page (or in a headless authorize).
-    package struct Approval: Sendable {
+    struct Approval: Sendable {
         /// Scenario user id.
-        package var userID: String
+        var userID: String
         /// Hide My Email; nil takes the user's own setting.
         package var hideEmail: Bool?
         /// Edited first name; nil keeps the scenario's.
-        package var givenName: String?
+        var givenName: String?
         /// Edited last name; nil keeps the scenario's.
-        package var familyName: String?
+        var familyName: String?
         /// What the delivered id_token, and the one the code is exchanged for, get wrong (headless authorize only).
-        package var defect: TokenDefect?
+        var defect: TokenDefect?
 
         /// Choices for `userID`.
-        package init(userID: String, hideEmail: Bool? = nil, givenName: String? = nil, familyName: String? = nil, defect: TokenDefect? = nil) {
+        init(userID: String, hideEmail: Bool? = nil, givenName: String? = nil, familyName: String? = nil, defect: TokenDefect? = nil) {
             self.userID = userID
             self.defect = defect
             self.hideEmail = hideEmail
@@ -26,7 +26,7 @@ extension AppleIDDomain {
 
     /// Validates authorize parameters as Apple does (apple-behaviour.md §1.2, §2.2). `duplicated`
     /// names parameters that appeared more than once.
-    package func validateAuthorize(_ parameters: [String: String], duplicated: [String] = []) throws(AuthorizeError) -> AuthorizeRequest {
+    func validateAuthorize(_ parameters: [String: String], duplicated: [String] = []) throws(AuthorizeError) -> AuthorizeRequest {
         do {
             return try checkAuthorize(parameters, duplicated: duplicated)
         } catch {
@@ -107,7 +107,7 @@ extension AppleIDDomain {
 
     /// The user pressed Continue: a code (and id_token when asked), the state, and on the
     /// first authorization of the app group the `user` JSON string (§1.2, §5).
-    package func approve(_ request: AuthorizeRequest, _ approval: Approval) throws -> Delivery {
+    func approve(_ request: AuthorizeRequest, _ approval: Approval) throws -> Delivery {
         for (field, value) in [("given_name", approval.givenName), ("family_name", approval.familyName)]
         where (value?.utf8.count ?? 0) > AuthorizeRequest.maxStringBytes {
             throw AuthorizeError(code: "invalid_request", message: "at most \(AuthorizeRequest.maxStringBytes) bytes", field: field,

@@ -6,7 +6,7 @@ extension AppleIDDomain {
     /// Publishes a key without signing with it: `privateKey` (RSA-2048) under `keyID`, or a
     /// fresh key, under a fresh 10-character kid like Apple's when none is given. The endpoint
     /// decodes and checks both (the kid's form, the key's size).
-    package func publishKey(keyID: String?, privateKey: RSAPrivateKey?) async throws(KeyOperationError) -> String {
+    func publishKey(keyID: String?, privateKey: RSAPrivateKey?) async throws(KeyOperationError) -> String {
         try await withFreshKey { fresh, ordinal throws(KeyOperationError) in
             let key = KeyRing.SigningKey(keyID: keyID ?? fresh.keyID, privateKey: privateKey ?? fresh.privateKey)
             try owner.perform { world, now, changes throws(KeyOperationError) in
@@ -18,19 +18,19 @@ extension AppleIDDomain {
     }
 
     /// Makes a published key sign new tokens.
-    package func activateKey(_ keyID: String) throws(KeyOperationError) {
+    func activateKey(_ keyID: String) throws(KeyOperationError) {
         try owner.perform { world, now, changes throws(KeyOperationError) in try world.activate(keyID, now: now, &changes) }
     }
 
     /// Takes a key off `/auth/keys`; the signing key cannot be retired.
-    package func retireKey(_ keyID: String) throws(KeyOperationError) {
+    func retireKey(_ keyID: String) throws(KeyOperationError) {
         try owner.perform { world, now, changes throws(KeyOperationError) in try world.retire(keyID, now: now, &changes) }
     }
 
     /// One step of Apple's pattern at once: a fresh key published and signing, the previous
     /// keys still published, the oldest retired beyond `signing_keys.max_published`. Returns the
     /// new kid, the one it replaced, and the kids retired to make room.
-    package func rotateKeys() async throws(KeyOperationError) -> (keyID: String, previous: String?, retired: [String]) {
+    func rotateKeys() async throws(KeyOperationError) -> (keyID: String, previous: String?, retired: [String]) {
         try await withFreshKey { key, ordinal throws(KeyOperationError) in
             let (previous, retired) = try owner.perform { world, now, changes throws(KeyOperationError) in
                 try checkOrdinal(world, ordinal)
@@ -66,7 +66,7 @@ extension AppleIDDomain {
     // MARK: - Users
 
     /// Adds a user at runtime under the scenario's rules; returns it.
-    package func addUser(_ user: Scenario.User) throws -> Scenario.User {
+    func addUser(_ user: Scenario.User) throws -> Scenario.User {
         if let message = ScenarioRules.userID(user.id) { throw ControlInputError(message: message, field: "id") }
         if let message = ScenarioRules.email(user.email) { throw ControlInputError(message: message, field: "email") }
         for (field, value) in [("given_name", user.givenName), ("family_name", user.familyName)] where value.utf8.count > 256 {
@@ -80,7 +80,7 @@ extension AppleIDDomain {
     }
 
     /// What a device reports for `user` (an id or a `sub`) and the app `clientID`.
-    package func credentialState(user: String, clientID: String) throws(ControlInputError) -> CredentialState {
+    func credentialState(user: String, clientID: String) throws(ControlInputError) -> CredentialState {
         guard let entry = clients.entry(clientID) else { throw ControlInputError(message: "no client \"\(clientID)\" in the scenario", field: "client_id") }
         return owner.read { world, now in world.credentialState(of: user, for: entry, now: now) }
     }

@@ -5,18 +5,18 @@ extension AppleIDDomain {
 
     /// Installs `specs` together (a fault, or an incident's faults), all or none; refused when
     /// they would pass `FaultSpec.maxCount` faults at once.
-    package func installFaults(_ specs: [FaultSpec]) throws(FaultTableFull) -> [InstalledFault] {
+    func installFaults(_ specs: [FaultSpec]) throws(FaultTableFull) -> [InstalledFault] {
         try owner.perform { world, now, changes throws(FaultTableFull) in try world.installFaults(specs, now: now, &changes) }.0
     }
 
     /// Removes the fault with `id`; returns it as it was.
-    package func removeFault(_ id: String) throws(FaultUnknown) -> InstalledFault {
+    func removeFault(_ id: String) throws(FaultUnknown) -> InstalledFault {
         try owner.perform { world, _, changes throws(FaultUnknown) in try world.removeFault(id, &changes) }.0
     }
 
     /// Removes every fault, or every fault `incident` installed; returns how many went.
     @discardableResult
-    package func removeFaults(incident: FaultIncident? = nil) -> Int {
+    func removeFaults(incident: FaultIncident? = nil) -> Int {
         owner.perform { world, _, changes in world.removeFaults(incident: incident, &changes) }.0
     }
 

@@ -2,7 +2,7 @@ import JOSE
 
 extension AppleIDDomain {
     /// What kind of token `forge` makes.
-    package enum ForgedKind: String, Sendable, CaseIterable {
+    enum ForgedKind: String, Sendable, CaseIterable {
         /// An identity token, as `/auth/token` and the authorize callback deliver it.
         case identityToken = "id_token"
         /// A server-to-server notification's JWT (the `payload` Apple posts, §7).
@@ -12,7 +12,7 @@ extension AppleIDDomain {
     /// An identity token for `userID` at `clientID` as a sign-in would give now (changing
     /// nothing), with `overrides` set over its claims (a JSON null removes a claim) and then
     /// `defect` applied.
-    package func forgeIdentityToken(userID: String, clientID: String, nonce: String?, overrides: JSONObject,
+    func forgeIdentityToken(userID: String, clientID: String, nonce: String?, overrides: JSONObject,
                                    defect: TokenDefect?) throws -> String {
         let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: nil, nonce: nonce, issuesCode: false)
         let result: GrantResult
@@ -28,7 +28,7 @@ extension AppleIDDomain {
 
     /// The notification Apple would send the app group of `clientID` about `type` for `userID`
     /// now (§7), changing nothing, with `overrides` over its claims and `defect` applied.
-    package func forgeNotification(type: AccountEventType, userID: String, clientID: String, overrides: JSONObject,
+    func forgeNotification(type: AccountEventType, userID: String, clientID: String, overrides: JSONObject,
                                   defect: TokenDefect?) throws -> String {
         if defect == .nonceMismatch {
             throw ControlInputError(message: "nonce-mismatch applies to identity tokens only (a notification has no nonce)", field: "defect")
@@ -130,9 +130,9 @@ extension AppleIDDomain {
     }
 
     /// The issuer `wrong-issuer` writes: a look-alike of Apple's on another host.
-    package static let forgedIssuer = "https://appleid.apple.com.attacker.example"
+    static let forgedIssuer = "https://appleid.apple.com.attacker.example"
     /// The audience `wrong-audience` writes: another app's client id.
-    package static let forgedAudience = "com.attacker.app"
+    static let forgedAudience = "com.attacker.app"
 
     /// The most recently retired key when it is still known and not published again, else a key
     /// the mock made for forging and never published (generated once, on first use).

@@ -6,15 +6,15 @@ extension AppleIDDomain {
         /// `user`: the team-scoped `sub`.
         package var user: String
         /// `identityToken`: an id_token with `c_hash` of the code.
-        package var identityToken: String
+        var identityToken: String
         /// `authorizationCode`: redeemable at `/auth/token` with the bundle id and no redirect_uri.
         package var authorizationCode: String
         /// `email`: first authorization only.
         package var email: String?
         /// `fullName`: first authorization only, when `name` was requested.
-        package var fullName: (givenName: String, familyName: String)?
+        var fullName: (givenName: String, familyName: String)?
         /// `realUserStatus`: 0 Unsupported, 1 Unknown, 2 LikelyReal; only meaningful the first time.
-        package var realUserStatus: Int
+        var realUserStatus: Int
 
         /// Field-wise equality.
         package static func == (lhs: NativeCredential, rhs: NativeCredential) -> Bool {
@@ -72,7 +72,7 @@ extension AppleIDDomain {
 
     /// An id_token for `userID` at `clientID` as a sign-in would give it now, changing nothing:
     /// the same claims path as every grant (transfer included); no code, no consent.
-    package func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws(SignInRefusal) -> (token: String, claims: IdentityTokenClaims) {
+    func identityToken(userID: String, clientID: String, nonce: String?, hideEmail: Bool?) throws(SignInRefusal) -> (token: String, claims: IdentityTokenClaims) {
         let request = GrantRequest(flow: .web, userID: userID, clientID: clientID, scopes: ["email"], hideEmail: hideEmail, nonce: nonce, issuesCode: false)
         let result: GrantResult
         do {

@@ -4,7 +4,7 @@ extension AppleIDDomain {
     /// forwarding off for the team or deleted their account, and only from a domain or address
     /// the same team registered whose domain passes SPF; any other address is direct mail. One index lookup under the
     /// state lock.
-    package func relayVerdict(sender: String, recipient: String) -> RelayVerdict {
+    func relayVerdict(sender: String, recipient: String) -> RelayVerdict {
         let address = recipient.lowercased()
         guard RelayDomain(address: address) != nil else { return .direct(address: recipient) }
         let teams = scenario.teams

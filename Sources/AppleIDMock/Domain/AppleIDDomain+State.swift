@@ -4,7 +4,7 @@ extension AppleIDDomain {
     // MARK: - The clock
 
     /// A change to the clock.
-    package enum ClockChange: Sendable, Equatable {
+    enum ClockChange: Sendable, Equatable {
         /// Move by seconds (back when negative).
         case advance(Double)
         /// Go to an instant, seconds since 1970.
@@ -17,7 +17,7 @@ extension AppleIDDomain {
     package var now: Int64 { owner.read { _, now in now } }
 
     /// Mock now with fractions.
-    package var preciseNow: Double { owner.readPrecisely { _, now, _ in now } }
+    var preciseNow: Double { owner.readPrecisely { _, now, _ in now } }
 
     /// The clock as it stands.
     var clockState: MockClock { owner.read { world, _ in world.clock } }
@@ -39,7 +39,7 @@ extension AppleIDDomain {
     /// first, on the work thread and outside the lock; if another operation got in between, it
     /// is decided again. Returns the clock as moved.
     @discardableResult
-    package func moveClock(_ changes: [ClockChange]) async throws(MockClock.OutOfRange) -> MockClock {
+    func moveClock(_ changes: [ClockChange]) async throws(MockClock.OutOfRange) -> MockClock {
         for attempt in 0..<4 {
             let needed = try owner.readPrecisely { world, _, real throws(MockClock.OutOfRange) -> (count: Int, ordinal: UInt64) in
                 let clock = try Self.moved(world.clock, changes, real: real)
@@ -124,7 +124,7 @@ extension AppleIDDomain {
     /// events Apple tells app groups about (each one notification), so the caller finds its own
     /// records in the delivery log whatever else happens at the same time.
     @discardableResult
-    package func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) -> [UInt64] {
+    func accountEvent(_ type: AccountEventType, user: String, clientID: String) throws(AccountEventError) -> [UInt64] {
         guard let entry = clients.entry(clientID) else {
             throw AccountEventError(.unknown, message: "no client \"\(clientID)\" in the scenario", field: "client_id")
         }
@@ -142,7 +142,7 @@ extension AppleIDDomain {
     /// before works after; queued notifications are abandoned (the deliverer reads the reset).
     /// Returns the signer and mock now after it.
     @discardableResult
-    package func reset() -> (signingKeyID: String?, now: Int64) {
+    func reset() -> (signingKeyID: String?, now: Int64) {
         owner.perform { world, _, changes in
             let clock = MockClock(scenario.clock, real: changes.real)
             changes.emit(.reset(ResetRecord(clock: clock, now: clock.seconds(real: changes.real), secret: changes.random.bytes(32),
@@ -181,7 +181,7 @@ extension AppleIDDomain {
     var pendingCodeCount: Int { owner.read { world, _ in world.pendingCodes.count } }
 
     /// Why the state file's commits fail now; nil while they succeed (and without a state file).
-    package var commitFailure: CommitFailure? { owner.events.barrier.failure }
+    var commitFailure: CommitFailure? { owner.events.barrier.failure }
 
     /// The world as it stands, mock now in whole seconds, and how far the clock is from real time,
     /// read in one critical section, for the dashboard to render outside the lock. The copy shares

@@ -3,7 +3,7 @@ import JOSE
 extension AppleIDDomain {
     /// Authenticates the client of a token, revoke or migration request (apple-behaviour.md §3):
     /// returns its directory entry or throws `invalid_client`.
-    package func authenticateClient(clientID: String?, clientSecret: String?, now: Int64) throws(OAuthError) -> ClientDirectory.Entry {
+    func authenticateClient(clientID: String?, clientSecret: String?, now: Int64) throws(OAuthError) -> ClientDirectory.Entry {
         let client = try signedClient(clientID: clientID, clientSecret: clientSecret)
         try client.check(clientSecrets, at: now)
         return client.entry

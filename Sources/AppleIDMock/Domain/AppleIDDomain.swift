@@ -13,7 +13,7 @@ package final class AppleIDDomain: Sendable {
     /// The scenario being served.
     package let scenario: Scenario
     /// The `iss` minted into tokens.
-    package let issuer: String
+    let issuer: String
     /// Every client with its team, tag and app group.
     package let clients: ClientDirectory
     /// client_secret checks.
@@ -33,7 +33,7 @@ package final class AppleIDDomain: Sendable {
     /// takes up `restored`, a state file's record (which starts from the keys it began with).
     /// `durable`: a state file is written, so answers wait for their changes' commit (the
     /// caller opens the file and runs its writer; the domain never touches it).
-    package init(configuration: AppleIDMockConfiguration, restored: StoredState? = nil, durable: Bool = false) throws(AppleIDMockError) {
+    init(configuration: AppleIDMockConfiguration, restored: StoredState? = nil, durable: Bool = false) throws(AppleIDMockError) {
         // A scenario built in Swift gets the same rules as a file: the domain trusts no index
         // or count the rules do not guarantee.
         // The built-in scenario is known to pass them (ScenarioLoaderTests), and one read from a

@@ -2,7 +2,7 @@
 /// what the code is bound to (client, redirect URI, PKCE challenge).
 package struct AuthorizationGrant: Sendable, Equatable {
     /// How the user signed in.
-    package enum Flow: Sendable, Equatable {
+    enum Flow: Sendable, Equatable {
         /// `/auth/authorize` in a browser.
         case web
         /// An app's `ASAuthorizationAppleIDCredential` (no redirect URI).
@@ -14,25 +14,25 @@ package struct AuthorizationGrant: Sendable, Equatable {
     /// The redirect URI of the authorize request; nil for native codes.
     package var redirectURI: String?
     /// The consent the code was issued under.
-    package var consentID: UInt32
+    var consentID: UInt32
     /// Team of the client.
     package var teamID: String
     /// Scenario user id.
-    package var userID: String
+    var userID: String
     /// The `nonce` of the request, echoed into id_tokens.
     package var nonce: String?
     /// PKCE `code_challenge` and its method (`S256` or `plain`).
-    package var codeChallenge: String?
+    var codeChallenge: String?
     /// PKCE method.
-    package var codeChallengeMethod: String?
+    var codeChallengeMethod: String?
     /// When the user authenticated (`auth_time`).
-    package var authTime: Int64
+    var authTime: Int64
     /// When the code stops working.
-    package var expiresAt: Int64
+    var expiresAt: Int64
     /// Web or native.
-    package var flow: Flow
+    var flow: Flow
     /// Whether this was the user's first authorization of the app group.
-    package var isFirstAuthorization: Bool
+    var isFirstAuthorization: Bool
     /// What the id_token the code is exchanged for gets wrong (a headless authorize's `defect`).
-    package var defect: TokenDefect? = nil
+    var defect: TokenDefect? = nil
 }

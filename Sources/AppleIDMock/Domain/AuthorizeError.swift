@@ -1,8 +1,8 @@
 /// An `/auth/authorize` configuration error: never redirected, shown on Apple's error page or,
 /// with `authorize_error_format: "json"`, answered as TN3107 documents (apple-behaviour.md §2.2).
-package struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
+struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// How the error is answered: the scenario's `authorize_error_format` and status.
-    package enum Rendering: Sendable, Equatable {
+    enum Rendering: Sendable, Equatable {
         /// Apple's HTML page with this status.
         case page(status: Int)
         /// TN3107's `{"error": …}` JSON with this status.
@@ -19,15 +19,15 @@ package struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertib
     package var field: String
     /// TN3107's code for the same fault: `invalid_client` (unknown client), `unauthorized_client`
     /// (redirect_uri wrong or missing), `invalid_scope`, else `invalid_request`.
-    package var jsonCode: String
+    var jsonCode: String
     /// How to answer; set by the domain from the scenario.
-    package var rendering: Rendering = .page(status: 400)
+    var rendering: Rendering = .page(status: 400)
     /// Why the mock refused, in the developer's terms: written to the log, never into Apple's
     /// page or JSON, and no part of equality.
     package var reason: String?
 
     /// An error with Apple's code, message and the field at fault; the JSON code is the page code.
-    package init(code: String, message: String, field: String, jsonCode: String? = nil) {
+    init(code: String, message: String, field: String, jsonCode: String? = nil) {
         self.code = code
         self.message = message
         self.field = field
@@ -54,13 +54,13 @@ package struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertib
     }
 
     /// The code the answer carries: the page's, or TN3107's in JSON.
-    package var answeredCode: String {
+    var answeredCode: String {
         if case .json = rendering { return jsonCode }
         return code
     }
 
     /// Equal when Apple's answer is (the reason does not count).
-    package static func == (lhs: AuthorizeError, rhs: AuthorizeError) -> Bool {
+    static func == (lhs: AuthorizeError, rhs: AuthorizeError) -> Bool {
         lhs.code == rhs.code && lhs.message == rhs.message && lhs.field == rhs.field && lhs.jsonCode == rhs.jsonCode
             && lhs.rendering == rhs.rendering
     }

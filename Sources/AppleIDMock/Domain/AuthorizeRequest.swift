@@ -5,14 +5,14 @@ package struct AuthorizeRequest: Sendable, Equatable {
     /// Longest `state`, `nonce` or edited name accepted, in UTF-8 bytes. Apple's own limits are
     /// unknown and real clients send long values (a 195-character `state` is seen from a
     /// published library), so the bound is generous; it keeps a pending code small.
-    package static let maxStringBytes = 1024
+    static let maxStringBytes = 1024
 
     /// The Services ID.
     package var clientID: String
     /// Exactly one of the Services ID's registered return URLs.
     package var redirectURI: String
     /// Whether an id_token is delivered with the code (`code id_token`).
-    package var wantsIDToken: Bool
+    var wantsIDToken: Bool
     /// How the answer is delivered.
     package var responseMode: ResponseMode
     /// Requested scopes in order (`openid`, `name`, `email`).
@@ -22,9 +22,9 @@ package struct AuthorizeRequest: Sendable, Equatable {
     /// Echoed into the id_token.
     package var nonce: String?
     /// PKCE challenge.
-    package var codeChallenge: String?
+    var codeChallenge: String?
     /// PKCE method, `S256` or `plain`.
-    package var codeChallengeMethod: String?
+    var codeChallengeMethod: String?
 
     /// The parameters that reproduce this request (for the consent page's hidden fields).
     package var parameters: [(String, String)] {
@@ -60,7 +60,7 @@ package struct Delivery: Sendable, Equatable {
     package var method: String { responseMode == .formPost ? "POST" : "GET" }
 
     /// A delivery of `parameters` (and `user`, for web_message) to `redirectURI`.
-    package init(responseMode: ResponseMode, redirectURI: String, parameters: [(String, String)], user: JSONObject? = nil) {
+    init(responseMode: ResponseMode, redirectURI: String, parameters: [(String, String)], user: JSONObject? = nil) {
         self.responseMode = responseMode
         self.redirectURI = redirectURI
         self.parameters = parameters

@@ -5,7 +5,7 @@ package struct CapacityError: Error, Equatable, Sendable, CustomStringConvertibl
     package var message: String
 
     /// The error for a full code store.
-    package static func codes(_ capacity: Int) -> CapacityError {
+    static func codes(_ capacity: Int) -> CapacityError {
         CapacityError(message: "the mock holds \(capacity) unredeemed authorization codes; redeem them or let them expire")
     }
 

@@ -6,17 +6,17 @@ package struct ClientDirectory: Sendable {
     /// One registered client.
     package struct Entry: Sendable {
         /// 48 bits of SHA-256 of the client id: stable however the scenario is reordered or grown.
-        package var tag: UInt64
+        var tag: UInt64
         /// The owning team.
         package var team: Scenario.Team
         /// The client.
         package var client: Scenario.Client
         /// The primary App ID of its group.
-        package var groupID: String
+        var groupID: String
     }
 
     /// Two client ids whose tags collide (astronomically unlikely; refused at start).
-    package struct TagCollision: Error, Equatable, Sendable {
+    struct TagCollision: Error, Equatable, Sendable {
         /// The two client ids.
         package var first: String, second: String
     }
@@ -26,7 +26,7 @@ package struct ClientDirectory: Sendable {
     private let teams: [String: Scenario.Team]
 
     /// Indexes the scenario's clients.
-    package init(scenario: Scenario) throws(TagCollision) {
+    init(scenario: Scenario) throws(TagCollision) {
         var byID: [String: Entry] = [:]
         var byTag: [UInt64: Entry] = [:]
         var teams: [String: Scenario.Team] = [:]
@@ -53,15 +53,15 @@ package struct ClientDirectory: Sendable {
     }
 
     /// The stable tag of a client id.
-    package static func tag(of clientID: String) -> UInt64 {
+    static func tag(of clientID: String) -> UInt64 {
         SHA256.hash(Array("client|\(clientID)".utf8)).prefix(6).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// The client with this exact id.
-    package func entry(_ clientID: String) -> Entry? { byID[clientID] }
+    func entry(_ clientID: String) -> Entry? { byID[clientID] }
 
     /// The client with this tag.
-    package func entry(tag: UInt64) -> Entry? { byTag[tag] }
+    func entry(tag: UInt64) -> Entry? { byTag[tag] }
 
     /// The team with this id.
     package func team(_ teamID: String) -> Scenario.Team? { teams[teamID] }

@@ -10,7 +10,7 @@ import Synchronization
 /// `reason` tells the developer which rule failed.
 package struct ClientSecretVerifier: Sendable {
     /// Apple's audience for client secrets.
-    package static let audience = "https://appleid.apple.com"
+    static let audience = "https://appleid.apple.com"
 
     private let keys: [String: [String: P256PublicKey]]
     private let leeway: Int64
@@ -21,7 +21,7 @@ package struct ClientSecretVerifier: Sendable {
 
     /// A verifier for the scenario's teams and their developer keys; `realTime` is the system
     /// clock, read when the scenario checks secrets against real time and to word a refusal.
-    package init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+    init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         var keys: [String: [String: P256PublicKey]] = [:]
         for team in scenario.teams {
             for key in team.developerKeys {
@@ -37,7 +37,7 @@ package struct ClientSecretVerifier: Sendable {
 
     /// The claims of `secret` once its signature is checked (no clock involved), so the time
     /// checks can run inside the operation that uses the clock; throws `invalid_client`.
-    package func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
+    func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
         if let claims = verified.claims(of: secret, teamID: teamID) { return claims }
         return try verifySignature(secret, teamID: teamID)
     }

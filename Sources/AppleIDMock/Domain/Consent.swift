@@ -3,16 +3,16 @@
 /// they were issued under, so they die with it.
 package struct Consent: Sendable, Equatable {
     /// Identifies a consent: the user, and the team's app group (its primary App ID).
-    package struct Key: Hashable, Sendable {
+    struct Key: Hashable, Sendable {
         /// Team ID.
         package var teamID: String
         /// The primary App ID of the group.
-        package var groupID: String
+        var groupID: String
         /// User id.
-        package var userID: String
+        var userID: String
 
         /// A key from its parts.
-        package init(teamID: String, groupID: String, userID: String) {
+        init(teamID: String, groupID: String, userID: String) {
             self.teamID = teamID
             self.groupID = groupID
             self.userID = userID
@@ -34,5 +34,5 @@ package struct Consent: Sendable, Equatable {
     /// Whether the user chose Hide My Email.
     package var hideEmail: Bool
     /// When it was granted.
-    package var grantedAt: Int64
+    var grantedAt: Int64
 }

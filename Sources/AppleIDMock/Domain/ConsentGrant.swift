@@ -2,19 +2,19 @@
 /// what the user agreed to (apple-behaviour.md §5, §6).
 package struct ConsentGrant: Sendable, Equatable {
     /// User id.
-    package var userID: String
+    var userID: String
     /// The app group's team.
     package var teamID: String
     /// The app group's primary App ID.
-    package var groupID: String
+    var groupID: String
     /// The consent's id, never reused.
-    package var consentID: UInt32
+    var consentID: UInt32
     /// Scopes granted (`name`, `email`).
     package var scopes: Set<String>
     /// Whether the user chose Hide My Email.
     package var hideEmail: Bool
     /// The relay address the app sees, when the email is hidden.
-    package var relayAddress: String?
+    var relayAddress: String?
     /// Mock time of the grant.
     package var at: Int64
 }

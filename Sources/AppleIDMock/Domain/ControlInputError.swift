@@ -1,5 +1,5 @@
 /// Bad input to a control operation: what is wrong and the field at fault (400).
-package struct ControlInputError: Error, Equatable, Sendable {
+struct ControlInputError: Error, Equatable, Sendable {
     /// What is wrong.
     package var message: String
     /// The field at fault.

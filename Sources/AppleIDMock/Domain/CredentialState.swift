@@ -1,5 +1,5 @@
 /// What `ASAuthorizationAppleIDProvider.getCredentialState(forUserID:)` answers on a device.
-package enum CredentialState: String, Sendable, Equatable {
+enum CredentialState: String, Sendable, Equatable {
     /// The user is signed in to the app group.
     case authorized
     /// The user stopped using Sign in with Apple for the app, the app revoked the token, or the

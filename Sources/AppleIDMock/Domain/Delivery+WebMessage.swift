@@ -4,7 +4,7 @@ extension Delivery {
     /// What Sign in with Apple JS's popup posts to `window.opener` (apple-behaviour.md §1.2
     /// "web_message"): the string `JSON.stringify({method: "oauthDone", data})`, where `data` is
     /// `{authorization: {code, id_token?, state?}, user?}` or, on cancel, `{error}`.
-    package var webMessage: String {
+    var webMessage: String {
         var data = JSONObject()
         if let error = parameters.first(where: { $0.0 == "error" })?.1 {
             data["error"] = .string(error)
@@ -18,7 +18,7 @@ extension Delivery {
 
     /// The `targetOrigin` of the popup's `postMessage`: the registered `redirect_uri`'s origin
     /// (scheme, host and port, RFC 6454 §4), so an opener on any other origin receives nothing.
-    package var targetOrigin: String {
+    var targetOrigin: String {
         let parts = redirectURI.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts[1].hasPrefix("//") else { return redirectURI }
         let scheme = parts[0].lowercased()

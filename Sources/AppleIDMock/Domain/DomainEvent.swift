@@ -51,18 +51,18 @@ package enum DomainEvent: Sendable, Equatable {
 /// A fault that fired: which, what it did, and to what.
 package struct FaultFiring: Sendable, Equatable {
     /// The fault's id (`f1`, …).
-    package var faultID: String
+    var faultID: String
     /// Its action's name (`respond`, `delay`, `drop`, …).
     package var action: String
     /// What it acted on: `POST /auth/token`, or `notification consent-revoked`.
     package var target: String
     /// How often the fault had fired, this firing included.
-    package var fired: Int?
+    var fired: Int?
     /// Its firings left after this one, for a `times` fault.
-    package var remaining: Int?
+    var remaining: Int?
 
     /// A firing, with the fault's counts after it (nil in a state file written before they were kept).
-    package init(faultID: String, action: String, target: String, fired: Int? = nil, remaining: Int? = nil) {
+    init(faultID: String, action: String, target: String, fired: Int? = nil, remaining: Int? = nil) {
         self.faultID = faultID
         self.action = action
         self.target = target
@@ -101,7 +101,7 @@ extension DomainEvent {
 
         /// What compaction does with an event of this kind once it is behind the cutoff
         /// (`StateFile.compactStep`).
-        package var compaction: Compaction {
+        var compaction: Compaction {
             switch self {
             case .consentGranted: .kept
             case .consentRevoked: .kept
@@ -129,7 +129,7 @@ extension DomainEvent {
     }
 
     /// How compaction treats an old event.
-    package enum Compaction: Sendable {
+    enum Compaction: Sendable {
         /// Replaying needs it: it stays (consents, revocations, keys, users, the clock, …).
         case kept
         /// No later state needs it: it goes.

@@ -1,10 +1,10 @@
 /// One sign-in: who, into which client, with what. Web approval, native sign-in and
 /// `/__mock/id-token` all go through `World.grant` (apple-behaviour.md §1.2, §4, §5).
-package struct GrantRequest: Sendable {
+struct GrantRequest: Sendable {
     /// How the user signed in.
-    package var flow: AuthorizationGrant.Flow
+    var flow: AuthorizationGrant.Flow
     /// User id.
-    package var userID: String
+    var userID: String
     /// The client.
     package var clientID: String
     /// Requested scopes among `name` and `email`.
@@ -16,10 +16,10 @@ package struct GrantRequest: Sendable {
     /// Web: the registered return URL the code is bound to.
     package var redirectURI: String?
     /// PKCE challenge and method.
-    package var codeChallenge: String?
-    package var codeChallengeMethod: String?
+    var codeChallenge: String?
+    var codeChallengeMethod: String?
     /// Whether a code is issued (false for `/__mock/id-token`, which changes nothing).
-    package var issuesCode: Bool = true
+    var issuesCode: Bool = true
     /// What the id_tokens of this sign-in get wrong (`POST /__mock/authorize`'s `defect`); nil: nothing.
-    package var defect: TokenDefect? = nil
+    var defect: TokenDefect? = nil
 }

@@ -17,7 +17,7 @@ package enum Identity {
     }
 
     /// The user's relay address in the team, on the user's relay domain.
-    package static func relayAddress(teamID: String, user: Scenario.User) -> String {
+    static func relayAddress(teamID: String, user: Scenario.User) -> String {
         relayAddress(teamID: teamID, userID: user.id, domain: user.relayDomain)
     }
 

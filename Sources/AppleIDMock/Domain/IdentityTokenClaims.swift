@@ -3,38 +3,38 @@ import JOSE
 /// The claims of an id_token, written in the order Apple writes them (apple-behaviour.md §4):
 /// `iss, aud, exp, iat, sub, [transfer_sub], [nonce], [c_hash|at_hash], [email, email_verified,
 /// is_private_email], [auth_time], nonce_supported, [real_user_status]`.
-package struct IdentityTokenClaims: Sendable, Equatable {
+struct IdentityTokenClaims: Sendable, Equatable {
     /// `iss`.
-    package var issuer: String
+    var issuer: String
     /// `aud`: the client id the token was issued to (bundle id or Services ID), a single string.
-    package var audience: String
+    var audience: String
     /// `sub`.
-    package var subject: String
+    var subject: String
     /// `iat`.
     package var issuedAt: Int64
     /// `exp`.
-    package var expiresAt: Int64
+    var expiresAt: Int64
     /// `transfer_sub`, during the 60 days after a team transfer (§8).
     package var transferSubject: String?
     /// `nonce`, echoed verbatim when the request carried one.
     package var nonce: String?
     /// `c_hash`: on native and authorize-issued tokens.
-    package var codeHash: String?
+    var codeHash: String?
     /// `at_hash`: on tokens from a code exchange.
-    package var accessTokenHash: String?
+    var accessTokenHash: String?
     /// `email` (real or relay).
     package var email: String?
     /// `email_verified`; Apple's addresses are always verified.
-    package var emailVerified = true
+    var emailVerified = true
     /// `auth_time`: absent after a refresh.
-    package var authTime: Int64?
+    var authTime: Int64?
     /// `nonce_supported`: always `true` today.
-    package var nonceSupported = true
+    var nonceSupported = true
     /// `real_user_status`: native first sign-in only.
-    package var realUserStatus: Int?
+    var realUserStatus: Int?
 
     /// Claims with the required parts; the rest default to absent.
-    package init(issuer: String, audience: String, subject: String, issuedAt: Int64, expiresAt: Int64) {
+    init(issuer: String, audience: String, subject: String, issuedAt: Int64, expiresAt: Int64) {
         self.issuer = issuer
         self.audience = audience
         self.subject = subject
@@ -67,7 +67,7 @@ package struct IdentityTokenClaims: Sendable, Equatable {
     }
 
     /// OpenID Connect Core §3.1.3.6 / §3.3.2.11: base64url of the left half of SHA-256(value).
-    package static func halfHash(_ value: String) -> String {
+    static func halfHash(_ value: String) -> String {
         Base64URL.encode(SHA256.hash(Array(value.utf8)).prefix(16))
     }
 

@@ -1,5 +1,5 @@
 /// Why a key operation was refused; the control API answers 404 or 409 naming the kid.
-package enum KeyOperationError: Error, Equatable, Sendable {
+enum KeyOperationError: Error, Equatable, Sendable {
     /// No key with this kid.
     case unknown(String)
     /// A key with this kid exists (or existed) already.

@@ -17,11 +17,11 @@ package struct KeyRecord: Sendable {
     /// Where it is now.
     package private(set) var state: State
     /// When it was published (mock time).
-    package let publishedAt: Int64
+    let publishedAt: Int64
     /// When it last began signing.
-    package private(set) var activatedAt: Int64?
+    private(set) var activatedAt: Int64?
     /// When it was retired.
-    package private(set) var retiredAt: Int64?
+    private(set) var retiredAt: Int64?
 
     /// A key published at `publishedAt`, signing from `activatedAt` when given.
     init(key: KeyRing.SigningKey, publishedAt: Int64, activatedAt: Int64?) {

@@ -18,7 +18,7 @@ package struct KeyRing: Sendable {
         let jwkBytes: [UInt8]
 
         /// Wraps a key; computes its JWK once.
-        package init(keyID: String, privateKey: RSAPrivateKey) {
+        init(keyID: String, privateKey: RSAPrivateKey) {
             self.keyID = keyID
             self.privateKey = privateKey
             self.jwkBytes = JSONWriter.compact(JWK(kid: keyID, publicKey: privateKey.publicKey).json)
@@ -36,7 +36,7 @@ package struct KeyRing: Sendable {
     package let activeKey: SigningKey
 
     /// A ring of `keys` signing with `activeKeyID` (the first key when nil).
-    package init(keys: [SigningKey], activeKeyID: String? = nil) throws(KeyRingError) {
+    init(keys: [SigningKey], activeKeyID: String? = nil) throws(KeyRingError) {
         guard let first = keys.first else { throw .noKeys }
         let active = activeKeyID ?? first.keyID
         guard let key = keys.first(where: { $0.keyID == active }) else { throw .unknownKeyID(active) }
@@ -90,7 +90,7 @@ package struct KeyRing: Sendable {
     }
 
     /// The `<kid>.pem` file names in `directory`, sorted (none when it cannot be read).
-    package static func keyFileNames(in directory: String) -> [String] {
+    static func keyFileNames(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".pem") }.sorted()
     }
 

@@ -3,21 +3,21 @@
 package struct MockClock: Sendable, Equatable {
     /// Instants the mock can carry: token and code formats hold issue times as unsigned 32-bit
     /// seconds, so the clock refuses to leave 1970 – 2105 rather than clamp a time silently.
-    package static let representable: ClosedRange<Int64> = 0...(Int64(UInt32.max) - 366 * 86400)
+    static let representable: ClosedRange<Int64> = 0...(Int64(UInt32.max) - 366 * 86400)
 
     /// Seconds added to real time while running.
     package private(set) var offset: Double = 0
     /// The instant the clock stands at while frozen.
-    package private(set) var frozenAt: Double?
+    private(set) var frozenAt: Double?
 
     /// Why the clock cannot move as asked.
     package struct OutOfRange: Error, Equatable, Sendable {
         /// The instant that was asked for.
-        package var instant: Double
+        var instant: Double
     }
 
     /// A clock on real time, or starting at `settings.start` (running or frozen).
-    package init(_ settings: Scenario.ClockSettings = Scenario.ClockSettings(), real: Double) {
+    init(_ settings: Scenario.ClockSettings = Scenario.ClockSettings(), real: Double) {
         let start = settings.start.map(Double.init) ?? real
         if settings.frozen { frozenAt = start.rounded(.down) } else { offset = start - real }
     }
@@ -37,7 +37,7 @@ package struct MockClock: Sendable, Equatable {
     }
 
     /// Whether the clock stands still.
-    package var isFrozen: Bool { frozenAt != nil }
+    var isFrozen: Bool { frozenAt != nil }
 
     /// Moves now by `seconds` (back when negative).
     package mutating func advance(by seconds: Double, real: Double) throws(OutOfRange) {
@@ -45,7 +45,7 @@ package struct MockClock: Sendable, Equatable {
     }
 
     /// Sets now to `instant`; the clock keeps running from there unless frozen.
-    package mutating func set(to instant: Double, real: Double) throws(OutOfRange) {
+    mutating func set(to instant: Double, real: Double) throws(OutOfRange) {
         guard instant.isFinite, Double(Self.representable.lowerBound) <= instant, instant <= Double(Self.representable.upperBound) else {
             throw OutOfRange(instant: instant)
         }
@@ -53,7 +53,7 @@ package struct MockClock: Sendable, Equatable {
     }
 
     /// Stops the clock at its current instant, or lets it run on from there.
-    package mutating func setFrozen(_ frozen: Bool, real: Double) {
+    mutating func setFrozen(_ frozen: Bool, real: Double) {
         if frozen {
             if frozenAt == nil { frozenAt = now(real: real) }
         } else if let instant = frozenAt {

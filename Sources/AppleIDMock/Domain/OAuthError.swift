@@ -8,14 +8,14 @@ package struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `unsupported_grant_type`, `invalid_scope`.
     package var code: String
     /// Apple's description, when Apple gives one.
-    package var errorDescription: String?
+    var errorDescription: String?
     /// Why the mock refused, in the developer's terms (`client_secret sub is … but client_id is
     /// …`): written to the log, never into Apple's body, and no part of equality. Built only on
     /// the refusal path; user-controlled values in it are clipped (`LogText.clip`).
     package var reason: String?
 
     /// An error with an optional description.
-    package init(_ code: String, _ description: String? = nil) {
+    init(_ code: String, _ description: String? = nil) {
         self.code = code
         self.errorDescription = description
     }
@@ -33,28 +33,28 @@ package struct OAuthError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `invalid_request`.
-    package static let invalidRequest = OAuthError("invalid_request")
+    static let invalidRequest = OAuthError("invalid_request")
     /// `invalid_client` — Apple never describes it (§3).
     package static let invalidClient = OAuthError("invalid_client")
     /// `invalid_grant` with no description.
     package static let invalidGrant = OAuthError("invalid_grant")
     /// `unsupported_grant_type`.
-    package static let unsupportedGrantType = OAuthError("unsupported_grant_type")
+    static let unsupportedGrantType = OAuthError("unsupported_grant_type")
     /// `invalid_scope`.
-    package static let invalidScope = OAuthError("invalid_scope")
+    static let invalidScope = OAuthError("invalid_scope")
 
     /// `The code has already been used.` (§2.1 [O]).
-    package static let codeAlreadyUsed = OAuthError("invalid_grant", "The code has already been used.")
+    static let codeAlreadyUsed = OAuthError("invalid_grant", "The code has already been used.")
     /// `The code has expired or has been revoked.` (§2.1 [O]).
-    package static let codeExpired = OAuthError("invalid_grant", "The code has expired or has been revoked.")
+    static let codeExpired = OAuthError("invalid_grant", "The code has expired or has been revoked.")
 
     /// `client_id mismatch. The code was not issued to <client_id>.` (§2.1 [O]).
-    package static func clientMismatch(_ clientID: String) -> OAuthError {
+    static func clientMismatch(_ clientID: String) -> OAuthError {
         OAuthError("invalid_grant", "client_id mismatch. The code was not issued to \(clientID).")
     }
 
     /// `redirect_uri mismatch. The code was not issued to <redirect_uri>.` (§2.1 [O]).
-    package static func redirectMismatch(_ redirectURI: String) -> OAuthError {
+    static func redirectMismatch(_ redirectURI: String) -> OAuthError {
         OAuthError("invalid_grant", "redirect_uri mismatch. The code was not issued to \(redirectURI).")
     }
 

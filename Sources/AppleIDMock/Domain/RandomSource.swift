@@ -51,7 +51,7 @@ package struct RandomSource: Sendable {
 
     /// This source ready to be kept and advanced: `system` becomes a stream seeded now from
     /// OpenSSL (call it outside any lock); the others are returned as they are.
-    package func resolved() -> RandomSource {
+    func resolved() -> RandomSource {
         guard case .entropy = kind else { return self }
         return RandomSource(kind: .stream(SeededRandom(entropy: SecureRandom.bytes(32))))
     }
@@ -89,10 +89,10 @@ package struct RandomSource: Sendable {
     }
 
     /// Letters and digits, as in Apple's key ids.
-    package mutating func alphanumeric(_ count: Int) -> String {
+    mutating func alphanumeric(_ count: Int) -> String {
         string(count, alphabet: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
     }
 
     /// Lower-case hex.
-    package mutating func hex(_ count: Int) -> String { string(count, alphabet: "0123456789abcdef") }
+    mutating func hex(_ count: Int) -> String { string(count, alphabet: "0123456789abcdef") }
 }

@@ -12,7 +12,7 @@ package enum RelayDomain: String, Sendable, Equatable, CaseIterable {
 
     /// The relay domain `address` is on, if any (the domain compared without regard to case,
     /// as mail domains are).
-    package init?(address: String) {
+    init?(address: String) {
         guard let at = address.lastIndex(of: "@") else { return nil }
         let domain = address[address.index(after: at)...].lowercased()
         guard let known = RelayDomain(rawValue: domain) else { return nil }

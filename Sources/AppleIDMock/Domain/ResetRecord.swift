@@ -8,5 +8,5 @@ package struct ResetRecord: Sendable, Equatable {
     /// The new token MAC secret.
     package var secret: [UInt8]
     /// The id the next consent gets (ids are never reused, not even across resets).
-    package var firstConsentID: UInt32
+    var firstConsentID: UInt32
 }

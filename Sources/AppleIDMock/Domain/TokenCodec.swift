@@ -25,9 +25,9 @@ package struct TokenCodec: Sendable {
         /// Access, refresh or code.
         package var kind: Kind
         /// The consent it was issued under (0 for client-credentials tokens).
-        package var consentID: UInt32
+        var consentID: UInt32
         /// The issuing client's tag (`ClientDirectory.tag(of:)`).
-        package var clientTag: UInt64
+        var clientTag: UInt64
         /// Issue time, seconds since 1970.
         package var issuedAt: Int64
 

@@ -2,15 +2,15 @@
 /// Apple reads, nil when absent.
 package struct TokenRequest: Sendable, Equatable {
     package var clientID: String?
-    package var clientSecret: String?
-    package var grantType: String?
+    var clientSecret: String?
+    var grantType: String?
     package var code: String?
     package var redirectURI: String?
-    package var codeVerifier: String?
+    var codeVerifier: String?
     package var refreshToken: String?
     package var scope: String?
 
-    package init(clientID: String?, clientSecret: String?, grantType: String?, code: String? = nil, redirectURI: String? = nil,
+    init(clientID: String?, clientSecret: String?, grantType: String?, code: String? = nil, redirectURI: String? = nil,
                  codeVerifier: String? = nil, refreshToken: String? = nil, scope: String? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -36,11 +36,11 @@ package struct TokenAnswer: Sendable, Equatable {
         case issued(String)
     }
 
-    package var accessToken: String
-    package var expiresIn: Int
+    var accessToken: String
+    var expiresIn: Int
     package var refreshToken: RefreshToken
     /// The signed id_token, when the grant gives one.
-    package var idToken: String?
+    var idToken: String?
 }
 
 /// Why `/auth/token` gave no grant: Apple's refusal, or the mock failing to sign (its own fault,
@@ -53,10 +53,10 @@ package enum TokenFailure: Error, Equatable {
 /// A `POST /auth/revoke` request, decoded (§1.4).
 package struct RevokeRequest: Sendable, Equatable {
     package var clientID: String?
-    package var clientSecret: String?
+    var clientSecret: String?
     package var token: String?
 
-    package init(clientID: String?, clientSecret: String?, token: String?) {
+    init(clientID: String?, clientSecret: String?, token: String?) {
         self.clientID = clientID
         self.clientSecret = clientSecret
         self.token = token
@@ -65,15 +65,15 @@ package struct RevokeRequest: Sendable, Equatable {
 
 /// A `POST /auth/usermigrationinfo` request, decoded (§8): the sending team's `sub` and
 /// `target`, or the receiving team's `transfer_sub`; `bearer` from the `Authorization` header.
-package struct MigrationRequest: Sendable, Equatable {
+struct MigrationRequest: Sendable, Equatable {
     package var clientID: String?
-    package var clientSecret: String?
+    var clientSecret: String?
     package var bearer: String?
-    package var subject: String?
+    var subject: String?
     package var target: String?
     package var transferSubject: String?
 
-    package init(clientID: String?, clientSecret: String?, bearer: String?, subject: String? = nil, target: String? = nil,
+    init(clientID: String?, clientSecret: String?, bearer: String?, subject: String? = nil, target: String? = nil,
                  transferSubject: String? = nil) {
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -85,7 +85,7 @@ package struct MigrationRequest: Sendable, Equatable {
 }
 
 /// What `/auth/usermigrationinfo` answers (§8).
-package enum MigrationAnswer: Sendable, Equatable {
+enum MigrationAnswer: Sendable, Equatable {
     /// To the sending team: the user's `transfer_sub`.
     case transferSubject(String)
     /// To the receiving team: its own `sub` for the user, and the team's own relay address when

@@ -2,13 +2,13 @@
 /// team, which the receiving team redeems, and which its id_tokens carry during the window.
 package struct TransferRecord: Sendable, Equatable {
     /// User id.
-    package var userID: String
+    var userID: String
     /// The sending team.
-    package var fromTeam: String
+    var fromTeam: String
     /// The receiving team.
-    package var toTeam: String
+    var toTeam: String
     /// The `transfer_sub`.
     package var transferSubject: String
     /// When the sending team first asked for it.
-    package var createdAt: Int64
+    var createdAt: Int64
 }

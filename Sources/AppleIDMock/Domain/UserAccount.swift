@@ -3,9 +3,9 @@ package struct UserAccount: Sendable, Equatable {
     /// The person (scenario or runtime).
     package var user: Scenario.User
     /// Whether the Apple Account was deleted (no sign-in, every token dead).
-    package var deleted = false
+    var deleted = false
     /// Teams whose relay address no longer forwards mail (`email-disabled`).
-    package var relayDisabledTeams: Set<String> = []
+    var relayDisabledTeams: Set<String> = []
     /// Added through the control API rather than the scenario.
-    package var addedAtRuntime = false
+    var addedAtRuntime = false
 }

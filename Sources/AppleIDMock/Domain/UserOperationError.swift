@@ -1,5 +1,5 @@
 /// Why a user could not be added.
-package enum UserOperationError: Error, Equatable, Sendable {
+enum UserOperationError: Error, Equatable, Sendable {
     /// A user with this id exists.
     case duplicate(String)
     /// The mock holds as many users as it will.

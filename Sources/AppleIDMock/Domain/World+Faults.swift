@@ -88,11 +88,11 @@ extension World {
 }
 
 /// The fault that acted on an account event's notification: which, what it does, and its delay.
-package struct NotificationFault: Sendable, Equatable {
+struct NotificationFault: Sendable, Equatable {
     /// The fault's id (`f1`, …).
-    package var faultID: String
+    var faultID: String
     /// Its action's name (`drop`, `duplicate`, `delay`, `reorder`, `once`).
     package var action: String
     /// Milliseconds the notification waits before its first attempt.
-    package var delayMilliseconds: Int
+    var delayMilliseconds: Int
 }

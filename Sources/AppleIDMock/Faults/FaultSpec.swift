@@ -74,7 +74,7 @@ package struct FaultSpec: Sendable, Equatable {
     }
 
     /// How often a fault fires among the requests it matches.
-    package enum Firing: Sendable, Equatable {
+    enum Firing: Sendable, Equatable {
         /// Every time.
         case always
         /// The next `count` times, then never.
@@ -85,28 +85,28 @@ package struct FaultSpec: Sendable, Equatable {
 
     package var target: Target
     package var action: Action
-    package var firing: Firing
+    var firing: Firing
     /// Milliseconds to wait before the action (0…600,000); required for `delay`.
-    package var delayMilliseconds: Int
+    var delayMilliseconds: Int
     /// Seconds of mock time the fault acts for once installed (`for_seconds`); nil: until removed.
     package var forSeconds: Int?
     /// The incident preset that installed it (`incident`), if any.
-    package var incident: String?
+    var incident: String?
 
     /// Longest `for_seconds`: a year of mock time.
     package static let maxForSeconds = 31_536_000
 
     /// Most firings a `times` fault asks for.
-    package static let maxTimes = 1_000_000
+    static let maxTimes = 1_000_000
     /// Most faults installed at once (scenario and runtime together).
-    package static let maxCount = 256
+    static let maxCount = 256
     /// Largest `respond` body, in UTF-8 bytes.
     package static let maxBodyBytes = 64 * 1024
     /// Most `respond` header fields.
-    package static let maxHeaders = 32
+    static let maxHeaders = 32
 
     /// Apple's routes and the methods each takes: what a fault can match.
-    package static let appleRoutes: [(path: String, methods: [HTTPMethod])] = [
+    static let appleRoutes: [(path: String, methods: [HTTPMethod])] = [
         ("/auth/authorize", [.get, .post]), ("/auth/token", [.post]), ("/auth/revoke", [.post]), ("/auth/keys", [.get]),
         ("/auth/usermigrationinfo", [.post]), ("/.well-known/openid-configuration", [.get]),
     ]

@@ -33,10 +33,10 @@ struct FaultTable: Sendable {
 }
 
 /// No room for more faults (`FaultSpec.maxCount` at once).
-package struct FaultTableFull: Error, Equatable {}
+struct FaultTableFull: Error, Equatable {}
 
 /// No installed fault has the id.
-package struct FaultUnknown: Error, Equatable {
+struct FaultUnknown: Error, Equatable {
     /// The id asked for.
     package let id: String
 }

@@ -6,7 +6,7 @@ public struct InstalledFault: Sendable, Equatable {
     /// `f1`, `f2`, … in the order installed since start or the last reset.
     public let id: String
     /// What it matches and does.
-    package let spec: FaultSpec
+    let spec: FaultSpec
     /// Firings left for a `times` fault; nil for the others.
     public internal(set) var remaining: Int?
     /// How often it fired.

@@ -11,11 +11,11 @@ public struct JournalEntry: Sendable {
     /// Real time the exchange ended, seconds since 1970.
     public let time: Double
     /// The client's address; nil when unknown (an in-memory mock).
-    package let peer: HTTPPeerAddress?
+    let peer: HTTPPeerAddress?
     /// Whether it came over TLS.
-    package let isTLS: Bool
+    let isTLS: Bool
     /// Whether it went to the control API (`/__mock/…`).
-    package let isControl: Bool
+    let isControl: Bool
     /// The method; nil when no complete request was read (MiniHTTP's own 400, 408, 431 …).
     public let method: HTTPMethod?
     /// The path as sent, still percent-encoded; nil as `method`.
@@ -33,7 +33,7 @@ public struct JournalEntry: Sendable {
     /// Request header fields as sent (the first 4 KiB), `Authorization`'s value replaced.
     public let headers: HTTPHeaders
     /// The `client_secret` the request carried, decoded.
-    package let clientSecret: DecodedSecret?
+    let clientSecret: DecodedSecret?
     /// The status answered; nil when the exchange was cut off unanswered.
     public let status: HTTPStatus?
     /// Apple's `error` code in the answer (`invalid_grant`), or the code Apple's error page stands for.
@@ -44,14 +44,14 @@ public struct JournalEntry: Sendable {
     /// Sequence numbers of the events the request caused (`GET /__mock/events`).
     package let events: [UInt64]
     /// The injected fault that acted on the request, as `"<id> <action>"`; nil when none did.
-    package let fault: String?
+    let fault: String?
     /// Microseconds from the request's first byte to its answer being queued.
-    package let microseconds: UInt64
+    let microseconds: UInt64
     /// Body bytes answered.
-    package let responseBytes: Int
+    let responseBytes: Int
 
     /// A `client_secret` as its header and claims, the signature dropped; or why it is no JWS.
-    package enum DecodedSecret: Sendable, Equatable {
+    enum DecodedSecret: Sendable, Equatable {
         /// The JOSE header and the claims.
         case decoded(header: JSONObject, claims: JSONObject)
         /// Not three base64url parts with JSON objects in the first two.

@@ -11,7 +11,7 @@ public struct RequestFilter: Sendable, Equatable {
     /// The `client_id` it carried (form, query or JSON body).
     package var clientID: String?
     /// The `grant_type` of its form.
-    package var grantType: String?
+    var grantType: String?
     /// The status answered: an exact code (`200`…`599`), or a class `1`…`5` (`4xx`).
     package var status: StatusMatch?
     /// Only requests to the control API (`true`) or only to Apple's routes and unrouted paths (`false`).
@@ -30,7 +30,7 @@ public struct RequestFilter: Sendable, Equatable {
         case statusClass(Int)
 
         /// `"401"` → `.code(401)`, `"4xx"` → `.statusClass(4)`; nil for anything else.
-        package init?(_ text: String) {
+        init?(_ text: String) {
             let bytes = Array(text.utf8)
             guard bytes.count == 3, (UInt8(ascii: "1")...UInt8(ascii: "5")).contains(bytes[0]) else { return nil }
             let hundred = Int(bytes[0] - UInt8(ascii: "0"))
@@ -98,7 +98,7 @@ public struct RequestFilter: Sendable, Equatable {
     }
 
     /// Whether `entry` passes.
-    package func matches(_ entry: JournalEntry) -> Bool {
+    func matches(_ entry: JournalEntry) -> Bool {
         if entry.id <= after { return false }
         if leavesOutDashboard && DashboardSnapshot.isOwn(entry) { return false }
         if let method, entry.method != method { return false }

@@ -31,14 +31,14 @@ package final class MailBox: Sendable {
     }
 
     /// Most records kept.
-    package let capacity: Int
+    let capacity: Int
     /// Most bytes of records kept.
-    package let maxBytes: Int
+    let maxBytes: Int
     private let state = Mutex(State())
     private let readers = WakeList()
 
     /// An empty mailbox.
-    package init(capacity: Int, maxBytes: Int) {
+    init(capacity: Int, maxBytes: Int) {
         self.capacity = max(1, capacity)
         self.maxBytes = max(1, maxBytes)
     }
@@ -105,7 +105,7 @@ package final class MailBox: Sendable {
     }
 
     /// Record `id`, if it is still kept.
-    package func record(_ id: UInt64) -> MailRecord? {
+    func record(_ id: UInt64) -> MailRecord? {
         state.withLock { state in state.index(of: id).map { state.records[$0] } }
     }
 
@@ -125,7 +125,7 @@ package final class MailBox: Sendable {
     }
 
     /// Forgets every record; ids go on increasing.
-    package func clear() {
+    func clear() {
         state.withLock { state in
             state.records.removeAll()
             state.head = 0

@@ -12,7 +12,7 @@ package struct MailRecord: Sendable {
     }
 
     /// Where forwarded and direct mail went on to (`--mail-forward`).
-    package struct Forwarding: Sendable, Equatable {
+    struct Forwarding: Sendable, Equatable {
         /// What happened to the copy.
         package enum Outcome: String, Sendable, Equatable {
             case pending, delivered, failed
@@ -45,7 +45,7 @@ package struct MailRecord: Sendable {
     /// The message as received (dot-unstuffed, CRLF line ends); nil for a refusal.
     package var raw: [UInt8]?
     /// The copy sent on to `--mail-forward`, when there is one.
-    package var forwarding: Forwarding?
+    var forwarding: Forwarding?
 
     /// Bytes this record holds against the mailbox's budget.
     var cost: Int { (raw?.count ?? 0) + 256 + sender.utf8.count + recipients.reduce(0) { $0 + $1.address.utf8.count + 64 } }

@@ -24,7 +24,7 @@ package final class NotificationDeliverer: Sendable {
     }
 
     /// Most records kept; the oldest settled ones go first.
-    package static let logCapacity = 10_000
+    static let logCapacity = 10_000
 
     private let guarded: Mutex<Guarded>
     /// Readers of `await`, asleep until a record settles.
@@ -108,13 +108,13 @@ package final class NotificationDeliverer: Sendable {
     }
 
     /// The newest record's id (0 before the first).
-    package var lastID: UInt64 {
+    var lastID: UInt64 {
         guarded.withLock { $0.log.live.last?.id ?? 0 }
     }
 
     /// The record of the notification an operation queued as `sequence` (the account event's),
     /// once collected and while the log keeps it.
-    package func record(sequence: UInt64) -> NotificationRecord? {
+    func record(sequence: UInt64) -> NotificationRecord? {
         guarded.withLock { $0.log.record(sequence: sequence) }
     }
 
@@ -122,11 +122,11 @@ package final class NotificationDeliverer: Sendable {
     var retained: (records: Int, dueEntries: Int) { guarded.withLock { $0.log.retained } }
 
     /// Undelivered notifications pushed out of a log full of undelivered ones, since start.
-    package var droppedUndelivered: Int { guarded.withLock { $0.log.droppedPending } }
+    var droppedUndelivered: Int { guarded.withLock { $0.log.droppedPending } }
 
     /// Forgets every settled record; pending ones go on, unless `cancelPending`, which first
     /// marks them abandoned (never attempted again) so they go too. A delivery event.
-    package func clear(cancelPending: Bool = false) {
+    func clear(cancelPending: Bool = false) {
         collect()
         let settled = guarded.withLock { guarded -> Bool in
             let through = guarded.log.nextID - 1
@@ -149,7 +149,7 @@ package final class NotificationDeliverer: Sendable {
 
     /// Wakes every reader asleep in `await`, and answers later ones at once: a mock that stops
     /// does not hold its shutdown for long polls.
-    package func releaseReaders() {
+    func releaseReaders() {
         guarded.withLock { $0.readersReleased = true }
         settling.release()
     }
@@ -163,7 +163,7 @@ package final class NotificationDeliverer: Sendable {
     /// account event becomes a record in the log, a reset abandons the pending ones; then wakes
     /// a worker. Called by the state owner after each operation that recorded events, and by
     /// anyone who wants the log to be current now.
-    package func collect() {
+    func collect() {
         let now = realTime()
         let (queued, settled, missed) = guarded.withLock { guarded -> (Int, Bool, UInt64) in
             let (taken, missed) = events.events(after: guarded.log.cursor)
@@ -321,7 +321,7 @@ package final class NotificationDeliverer: Sendable {
     /// the log (one on the wire finishes, and its attempt is recorded; a state file keeps them
     /// pending) and returned, the workers end, and readers waiting in `await` are woken.
     @discardableResult
-    package func stopNow() -> [NotificationRecord] {
+    func stopNow() -> [NotificationRecord] {
         let left = guarded.withLock { guarded -> [NotificationRecord] in
             guarded.running = false
             guarded.draining = false

@@ -43,7 +43,7 @@ public struct NotificationRecord: Sendable, Equatable {
     /// The user it is about.
     public let userID: String
     /// The notification's sequence number from the operation that queued it.
-    package let sequence: UInt64
+    let sequence: UInt64
     /// Where it goes; nil when the app group registered no URL.
     public let url: String?
     /// The payload to sign, until the JWT exists; then the JWT alone carries it, so a long
@@ -60,7 +60,7 @@ public struct NotificationRecord: Sendable, Equatable {
     /// Real time the next attempt is due, while pending.
     var dueAt: Double
     /// The injected fault that acted on it: its id and action (`f2 duplicate`).
-    package var fault: String?
+    var fault: String?
 
     /// A new record.
     init(id: UInt64, notification: PendingNotification, outcome: Outcome, dueAt: Double) {
@@ -102,7 +102,7 @@ public struct NotificationRecord: Sendable, Equatable {
     var retries: Bool { fault.map { !$0.hasSuffix(" " + FaultSpec.Action.once.name) } ?? true }
 
     /// Whether delivery has ended one way or another.
-    package var isSettled: Bool { outcome != .pending }
+    var isSettled: Bool { outcome != .pending }
 
     /// The JWT's claims (`iss`, `aud`, `iat`, `exp`, `jti`, `events`).
     public var claims: JSONObject {

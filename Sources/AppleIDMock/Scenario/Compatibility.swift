@@ -10,7 +10,7 @@ package struct Compatibility: Sendable, Equatable {
     }
 
     /// The unit of `event_time` in server-to-server notifications.
-    package enum TimeUnit: String, Sendable, Equatable, CaseIterable {
+    enum TimeUnit: String, Sendable, Equatable, CaseIterable {
         /// Seconds since 1970, as in Apple's examples.
         case seconds
         /// Milliseconds since 1970, as in a real captured event.
@@ -26,11 +26,11 @@ package struct Compatibility: Sendable, Equatable {
     }
 
     /// `email_verified` encoding (§4; open question 1). Today: boolean.
-    package var emailVerified: BooleanEncoding = .boolean
+    var emailVerified: BooleanEncoding = .boolean
     /// `is_private_email` encoding in id_tokens (§4; open question 1). Today: boolean.
     package var isPrivateEmail: BooleanEncoding = .boolean
     /// `response_mode` when the request omits it (§1.2 [U]). Today's assumption: `query`.
-    package var defaultResponseMode: String = "query"
+    var defaultResponseMode: String = "query"
     /// Whether a refresh answer carries an `id_token` (§1.3; open question 3). Today: yes.
     package var refreshReturnsIDToken: Bool = true
     /// Whether a refresh answer carries a `refresh_token` (§1.3). Today: no.
@@ -44,13 +44,13 @@ package struct Compatibility: Sendable, Equatable {
     /// The clock a client_secret's `iat` and `exp` are checked against: the mock clock, as
     /// Apple checks them against its own (§3), or real time, for a backend that mints secrets
     /// from the real clock while a suite moves the mock's far ahead.
-    package var clientSecretClock: ClientSecretClock = .mock
+    var clientSecretClock: ClientSecretClock = .mock
     /// Whether a client_secret may write `aud` as a one-element array `["https://appleid.apple.com"]`,
     /// as Go's golang-jwt `RegisteredClaims` does by default (§3: very likely accepted by Apple).
     /// Today: accepted; any other array is refused either way.
     package var clientSecretAudArray: AudienceArray = .accept
     /// Whether later id_tokens still carry `email` (§4; open question 10). Today: yes.
-    package var emailOnLaterLogins: Bool = true
+    var emailOnLaterLogins: Bool = true
     /// Whether `/auth/keys` lists its keys in a new order on each fetch (§1.5 [O]).
     package var shuffleKeys: Bool = true
     /// Status and format of authorize error answers (§2.2; open question 6).
@@ -60,11 +60,11 @@ package struct Compatibility: Sendable, Equatable {
     /// Enforce Apple's redirect_uri rules (https, a domain name, no IP, no localhost, no fragment).
     package var strictRedirectURIs: Bool = false
     /// Deletion event type (§7; open question 4): `account-deleted` as Apple's current page says, or `account-delete` as older docs and most libraries.
-    package var accountDeletionEventType: String = "account-deleted"
+    var accountDeletionEventType: String = "account-deleted"
     /// `event_time` unit (§7; open question 5). Today: milliseconds, as captured.
-    package var eventTimeUnit: TimeUnit = .milliseconds
+    var eventTimeUnit: TimeUnit = .milliseconds
     /// Whether `/auth/revoke` also sends a `consent-revoked` notification (§1.4 [U]).
-    package var revokeNotifies: Bool = false
+    var revokeNotifies: Bool = false
 
     /// Whether `/auth/revoke` without a `token` is `invalid_request` (strict, catches the
     /// library bug of sending `refresh_token=`, §11 pitfall 18) instead of Apple's 200 that
@@ -82,13 +82,13 @@ package struct Compatibility: Sendable, Equatable {
 
     /// How the notification JWT carries `events`: a JSON-encoded string as real payloads do
     /// (§7 [O]), or an object as Apple's examples show.
-    package var eventsClaimFormat: EventsClaimFormat = .string
+    var eventsClaimFormat: EventsClaimFormat = .string
     /// Seconds to wait before each retry of a notification the receiver refused, did not answer
     /// in time, or answered with a non-2xx status (Apple's schedule is undocumented, §7 [U]).
     package var notificationRetryDelays: [Int] = [1, 2, 4, 8, 16]
 
     /// The clock client secrets are checked against.
-    package enum ClientSecretClock: String, Sendable, Equatable, CaseIterable {
+    enum ClientSecretClock: String, Sendable, Equatable, CaseIterable {
         /// The mock clock, which `POST /__mock/clock` moves (Apple's behaviour).
         case mock
         /// Real time, whatever the mock clock says.
@@ -104,7 +104,7 @@ package struct Compatibility: Sendable, Equatable {
     }
 
     /// The shape of the notification's `events` claim.
-    package enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {
+    enum EventsClaimFormat: String, Sendable, Equatable, CaseIterable {
         /// `"events": "{\"type\":…}"`.
         case string
         /// `"events": {"type": …}`.
@@ -115,7 +115,7 @@ package struct Compatibility: Sendable, Equatable {
     /// existing address lives and Apple still issues them, or `private.icloud.com`, where Apple
     /// says new ones move later in 2026. A user's own `relay_domain` overrides it, so one suite
     /// holds users of both (the built-in scenario does).
-    package var relayDomain: RelayDomain = .issued
+    var relayDomain: RelayDomain = .issued
 
     /// The text after `550` when the relay refuses a recipient (§6), one per reason.
     package var relayRefusal = RelayRefusalTexts()
@@ -128,19 +128,19 @@ package struct Compatibility: Sendable, Equatable {
         package var unknownRecipient = "5.1.1 <{recipient}>: user not found"
         /// The user deleted their account. Not documented: the unknown-address text, as the
         /// address no longer reaches anyone.
-        package var accountDeleted = "5.1.1 <{recipient}>: user not found"
+        var accountDeleted = "5.1.1 <{recipient}>: user not found"
         /// The user turned forwarding off for the team. Not documented: the unknown-address text.
-        package var forwardingDisabled = "5.1.1 <{recipient}>: user not found"
+        var forwardingDisabled = "5.1.1 <{recipient}>: user not found"
         /// The sender is not registered: observed as `550 5.1.1 <sender>: unauthorized sender`.
         package var unauthorizedSender = "5.1.1 <{sender}>: unauthorized sender"
         /// The sender's domain fails SPF. Not documented: RFC 7372's code for a failed SPF check.
         package var spfFail = "5.7.23 <{sender}>: SPF validation failed"
 
         /// Apple's texts as observed, and the documented stand-ins.
-        package init() {}
+        init() {}
 
         /// The text for `refusal`.
-        package subscript(refusal: RelayRefusal) -> String {
+        subscript(refusal: RelayRefusal) -> String {
             get {
                 switch refusal {
                 case .unknownRecipient: unknownRecipient
@@ -163,5 +163,5 @@ package struct Compatibility: Sendable, Equatable {
     }
 
     /// Today's Apple.
-    package init() {}
+    init() {}
 }

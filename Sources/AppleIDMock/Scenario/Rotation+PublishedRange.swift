@@ -1,6 +1,6 @@
 extension Scenario.SigningKeys.Rotation {
     /// How many keys Apple's JWKS has published at once since 2020 (apple-behaviour.md §1.5 [O]).
-    package static let applePublished = 3...5
+    static let applePublished = 3...5
 
     /// The fewest and the most keys the pattern publishes at once over a full cycle at steady
     /// state (once the scenario's starting keys have retired).
@@ -10,7 +10,7 @@ extension Scenario.SigningKeys.Rotation {
     /// published at an instant t are the integers k with `t − span < k·every − publish_ahead ≤ t`,
     /// a half-open stretch `span / every` steps long: it holds ⌊span / every⌋ of them, or one
     /// more when `every` does not divide `span`, and over a cycle of whole seconds both occur.
-    package var publishedRange: ClosedRange<Int> {
+    var publishedRange: ClosedRange<Int> {
         let every = max(self.every, 1)  // the scenario's rule is at least 60; never a trap here
         let span = every + publishAhead + retireAfter
         return span / every...(span + every - 1) / every

@@ -5,15 +5,15 @@ import Synchronization
 extension Scenario {
     /// Largest scenario file accepted, as the file's own bytes count: room for 100,000 users
     /// pretty-printed (about 15 MB), which load tests of a backend sign up.
-    package static let maxFileBytes = 32 * 1024 * 1024
+    static let maxFileBytes = 32 * 1024 * 1024
     /// Most clients across all teams (the domain indexes them).
     package static let maxClients = 65_536
     /// Most (user, team) pairs: each has a `sub` and a relay address the domain indexes,
     /// so users times teams is bounded, in the scenario and at runtime.
-    package static let maxUserTeamPairs = 2_000_000
+    static let maxUserTeamPairs = 2_000_000
 
     /// Most users a scenario of `teams` teams holds, its own and runtime ones together.
-    package static func maxUsers(teams: Int) -> Int { maxUserTeamPairs / max(1, teams) }
+    static func maxUsers(teams: Int) -> Int { maxUserTeamPairs / max(1, teams) }
 
     /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
     /// `signing_keys.directory` must name a directory that exists, except the built-in default

@@ -9,7 +9,7 @@ public struct Scenario: Sendable, Equatable {
     /// Where the RSA keys that sign id_tokens come from.
     package var signingKeys: SigningKeys
     /// How long codes and tokens live.
-    package var lifetimes: Lifetimes
+    var lifetimes: Lifetimes
     /// Switches for Apple behaviours that changed over time or are unclear.
     package var compatibility: Compatibility
     /// When set, `/auth/authorize` approves at once as this user (no consent page).
@@ -22,7 +22,7 @@ public struct Scenario: Sendable, Equatable {
     /// the system. A file holds a JSON integer, so at most `Int64.max`.
     package var seed: UInt64?
     /// How many requests the request journal keeps (`journal.capacity`, 1 to 100,000): the newest.
-    package var journalCapacity: Int = 10_000
+    var journalCapacity: Int = 10_000
     /// Faults installed at start and after every reset (`faults`, at most `FaultSpec.maxCount`).
     package var faults: [FaultSpec] = []
     /// The mailbox of the SMTP port.
@@ -40,7 +40,7 @@ public struct Scenario: Sendable, Equatable {
         package var clientID: String
 
         /// An event from its parts.
-        package init(at: Int, type: String, user: String, clientID: String) {
+        init(at: Int, type: String, user: String, clientID: String) {
             self.at = at
             self.type = type
             self.user = user
@@ -49,12 +49,12 @@ public struct Scenario: Sendable, Equatable {
     }
 
     /// The server-to-server notification URL of an app group: its primary App ID's, else the team's (§7).
-    package func notificationURL(group groupID: String, team: Team) -> String? {
+    func notificationURL(group groupID: String, team: Team) -> String? {
         team.clients.first { $0.clientID == groupID }?.notificationURL ?? team.notificationURL
     }
 
     /// A scenario from its parts.
-    package init(teams: [Team], users: [User], signingKeys: SigningKeys = SigningKeys(), lifetimes: Lifetimes = Lifetimes(),
+    init(teams: [Team], users: [User], signingKeys: SigningKeys = SigningKeys(), lifetimes: Lifetimes = Lifetimes(),
                 compatibility: Compatibility = Compatibility(), autoApprove: AutoApprove? = nil) {
         self.teams = teams
         self.users = users
@@ -69,7 +69,7 @@ public struct Scenario: Sendable, Equatable {
         /// Seconds since 1970 the clock starts at; nil follows real time.
         package var start: Int64?
         /// Whether the clock stands still until moved.
-        package var frozen: Bool
+        var frozen: Bool
 
         /// Real time, running; or the given start.
         package init(start: Int64? = nil, frozen: Bool = false) {
@@ -109,13 +109,13 @@ public struct Scenario: Sendable, Equatable {
     /// fail it. Stored lower-case.
     package struct EmailSources: Sendable, Equatable {
         /// Most entries (domains and addresses together) a team registers.
-        package static let maxCount = 100
+        static let maxCount = 100
         /// Sending domains, e.g. `mail.example.com` (a subdomain is its own entry).
-        package private(set) var domains: [String]
+        private(set) var domains: [String]
         /// Single sending addresses, e.g. `noreply@example.org`.
-        package private(set) var addresses: [String]
+        private(set) var addresses: [String]
         /// Registered domains whose SPF check fails (`{"domain": …, "spf": "fail"}`).
-        package private(set) var spfFailing: [String]
+        private(set) var spfFailing: [String]
 
         /// What the relay makes of a sender.
         package enum Check: Sendable, Equatable {
@@ -136,7 +136,7 @@ public struct Scenario: Sendable, Equatable {
         }
 
         /// Whether mail from `sender` (an envelope address, any case) may reach the team's users.
-        package func allow(_ sender: String) -> Bool { check(sender) == .allowed }
+        func allow(_ sender: String) -> Bool { check(sender) == .allowed }
 
         /// The relay's verdict on the envelope `sender` (any case).
         package func check(_ sender: String) -> Check {
@@ -153,12 +153,12 @@ public struct Scenario: Sendable, Equatable {
         /// Most messages kept; the oldest go first.
         package var capacity: Int = 1000
         /// Most bytes of messages kept, their raw text counted; the oldest go first.
-        package var maxBytes: Int = 32 * 1024 * 1024
+        var maxBytes: Int = 32 * 1024 * 1024
         /// Largest message accepted (the SMTP `SIZE`); a larger one is refused with 552.
         package var maxMessageBytes: Int = 10 * 1024 * 1024
 
         /// The defaults above.
-        package init() {}
+        init() {}
     }
 
     /// A Sign in with Apple key: its 10-character Key ID and the verifying half of its P-256 key (PEM).
@@ -192,9 +192,9 @@ public struct Scenario: Sendable, Equatable {
         /// Registered return URLs (Services IDs only), matched exactly.
         package var redirectURIs: [String]
         /// For a Services ID, the App ID it is grouped under (consent is shared with it).
-        package var primaryAppID: String?
+        var primaryAppID: String?
         /// On a primary App ID: where its app group's server-to-server notifications go (§7).
-        package var notificationURL: String?
+        var notificationURL: String?
 
         /// A client from its parts.
         package init(clientID: String, kind: Kind, redirectURIs: [String] = [], primaryAppID: String? = nil, notificationURL: String? = nil) {
@@ -213,19 +213,19 @@ public struct Scenario: Sendable, Equatable {
         /// The real email address.
         package var email: String
         /// First name as it appears on the consent page.
-        package var givenName: String
+        var givenName: String
         /// Last name.
-        package var familyName: String
+        var familyName: String
         /// Whether the user picks Hide My Email by default.
         package var hideEmail: Bool
         /// 0 Unsupported, 1 Unknown, 2 LikelyReal (apple-behaviour.md §4).
-        package var realUserStatus: Int
+        var realUserStatus: Int
         /// The domain of the user's relay addresses (`relay_domain`; the scenario's
         /// `compatibility.relay_domain` when the user names none).
         package var relayDomain: RelayDomain
 
         /// A user from its parts.
-        package init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2,
+        init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2,
                     relayDomain: RelayDomain = .issued) {
             self.id = id
             self.email = email
@@ -253,12 +253,12 @@ public struct Scenario: Sendable, Equatable {
         /// Most keys published at once through the control API (`POST /__mock/keys` beyond it is
         /// 409; `rotate` retires the oldest to stay within it): `/auth/keys` never grows without
         /// bound on a long-lived mock. Apple publishes 3 to 5 (§1.5).
-        package var maxPublished: Int = SigningKeys.defaultMaxPublished
+        var maxPublished: Int = SigningKeys.defaultMaxPublished
 
         /// The default bound on published keys.
-        package static let defaultMaxPublished = 10
+        static let defaultMaxPublished = 10
         /// The highest bound a scenario may set.
-        package static let maxPublishedLimit = 100
+        static let maxPublishedLimit = 100
 
         /// Rotation as Apple does it (apple-behaviour.md §1.5 [O]): a new key is published
         /// `publishAhead` seconds before it starts signing, a new key signs every `every` seconds,
@@ -267,9 +267,9 @@ public struct Scenario: Sendable, Equatable {
             /// Seconds between activations.
             package var every: Int
             /// Seconds a key is published before it signs (at most `every`).
-            package var publishAhead: Int
+            var publishAhead: Int
             /// Seconds a replaced key stays published.
-            package var retireAfter: Int
+            var retireAfter: Int
 
             /// A rotation pattern.
             package init(every: Int, publishAhead: Int, retireAfter: Int) {
@@ -283,10 +283,10 @@ public struct Scenario: Sendable, Equatable {
         }
 
         /// The directory the built-in scenario names, relative to the working directory.
-        package static let defaultDirectory = "Keys/signing"
+        static let defaultDirectory = "Keys/signing"
 
         /// The defaults.
-        package init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil, rotation: Rotation? = nil,
+        init(count: Int = 3, directory: String? = SigningKeys.defaultDirectory, activeKeyID: String? = nil, rotation: Rotation? = nil,
                     maxPublished: Int = SigningKeys.defaultMaxPublished) {
             self.count = count
             self.directory = directory
@@ -297,18 +297,18 @@ public struct Scenario: Sendable, Equatable {
     }
 
     /// Lifetimes in seconds (apple-behaviour.md §9).
-    package struct Lifetimes: Sendable, Equatable {
+    struct Lifetimes: Sendable, Equatable {
         /// Authorization code: 300 s [D] (some report 600 [U]).
         package var authorizationCode: Int = 300
         /// Access token `expires_in`: 3600 [D].
-        package var accessToken: Int = 3600
+        var accessToken: Int = 3600
         /// id_token `exp - iat`: 86400 today, 600 in 2019–2020 [O].
-        package var idToken: Int = 86400
+        var idToken: Int = 86400
         /// How long `transfer_sub` and the migration endpoint work after a transfer: 60 days [D].
-        package var transferWindow: Int = 60 * 86400
+        var transferWindow: Int = 60 * 86400
 
         /// The defaults.
-        package init() {}
+        init() {}
     }
 
     /// Approve `/auth/authorize` at once as `user`, for tests that only follow redirects.

@@ -21,12 +21,12 @@ public struct ScenarioError: Error, Equatable, Sendable, CustomStringConvertible
     public var problems: [Problem]
 
     /// A single problem.
-    package init(path: String, message: String) {
+    init(path: String, message: String) {
         problems = [Problem(path: path, message: message)]
     }
 
     /// Several problems.
-    package init(problems: [Problem]) {
+    init(problems: [Problem]) {
         self.problems = problems
     }
 

@@ -106,7 +106,7 @@ package enum ScenarioRules {
 
     /// Apple's own rules for return URLs (apple-behaviour.md §1.2): https, a domain name (no IP
     /// address, no localhost), no fragment.
-    package static func strictRedirectURI(_ value: String) -> String? {
+    static func strictRedirectURI(_ value: String) -> String? {
         guard let url = URL(string: value), let host = url.host?.lowercased() else { return "expected an absolute URL" }
         if url.scheme?.lowercased() != "https" { return strictHTTPSExpectation }
         if host == "localhost" || host.hasSuffix(".localhost") { return "expected a domain name, not localhost (strict_redirect_uris is on)" }

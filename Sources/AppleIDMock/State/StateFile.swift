@@ -470,7 +470,7 @@ final class StateFile: @unchecked Sendable {
 }
 
 /// What a state file held at start: enough to rebuild the mock as it was.
-package struct StoredState: Sendable {
+struct StoredState: Sendable {
     /// The mock's beginning.
     var genesis: StateGenesis
     /// The seeded stream's position after the last event (seeded runs only).

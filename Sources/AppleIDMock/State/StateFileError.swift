@@ -1,7 +1,7 @@
 /// Why a state file cannot be used; the file is left as it was. The CLI exits 2 with the message.
 public struct StateFileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What is wrong.
-    package enum Problem: Equatable, Sendable {
+    enum Problem: Equatable, Sendable {
         /// Another running mock (or `state` command) holds it.
         case inUse
         /// Not a database, or a damaged one (SQLite's words, or the record that does not decode).
@@ -25,7 +25,7 @@ public struct StateFileError: Error, Equatable, Sendable, CustomStringConvertibl
     /// The file's path as given.
     public var path: String
     /// What is wrong.
-    package var problem: Problem
+    var problem: Problem
 
     /// `state file FILE: …`, saying what to do about it.
     public var description: String {

@@ -3,9 +3,9 @@
 /// changes nothing, so a line of clipped values can be passed through `escaped` again.
 package enum LogText {
     /// Most bytes one quoted value takes, escapes included.
-    package static let valueLimit = 120
+    static let valueLimit = 120
     /// Most bytes of a whole log line.
-    package static let lineLimit = 1024
+    static let lineLimit = 1024
 
     /// `text` escaped and clipped to `valueLimit` bytes: for a claim, an id or a parameter
     /// quoted inside a reason.
@@ -15,7 +15,7 @@ package enum LogText {
 
     /// The first 8 characters of a value that works as a credential (a `transfer_sub`), then `…`:
     /// enough to tell values apart in a log, too little to use one.
-    package static func hint(_ text: some StringProtocol) -> String {
+    static func hint(_ text: some StringProtocol) -> String {
         escaped(text.prefix(8), limit: valueLimit) + (text.count > 8 ? "…" : "")
     }
 
