@@ -40,8 +40,9 @@ final class AuthorizeErrorTests: XCTestCase {
         let mock = try frozenClient()
         try await assertAccepted(mock, valid)
         try await assertAccepted(mock, with("redirect_uri", otherWebRedirect))
-        try await assertRefused(mock, with("client_id", "com.example.nope"), message: Self.clientOrRedirect)
-        try await assertRefused(mock, with("client_id", "COM.EXAMPLE.WEB"), message: Self.clientOrRedirect) // case-sensitive (TN3107)
+        // A client id that is no client: Apple's page shows invalid_client (§2.2 [O]); a missing one, invalid_request.
+        try await assertRefused(mock, with("client_id", "com.example.nope"), code: "invalid_client", message: Self.clientOrRedirect)
+        try await assertRefused(mock, with("client_id", "COM.EXAMPLE.WEB"), code: "invalid_client", message: Self.clientOrRedirect) // case-sensitive (TN3107)
         try await assertRefused(mock, with("client_id", nil), message: Self.clientOrRedirect)
         try await assertRefused(mock, with("client_id", "com.example.app"), message: Self.clientOrRedirect) // an App ID is not a web client
         try await assertRefused(mock, with("redirect_uri", "http://localhost:3000/callback/"), message: Self.clientOrRedirect)
@@ -50,7 +51,7 @@ final class AuthorizeErrorTests: XCTestCase {
         for mode in ["query", "fragment", "form_post", "web_message"] {
             let parameters = with("client_id", "com.example.nope").map { $0.0 == "response_mode" ? ($0.0, mode) : $0 }
             let response = try await mock.authorizePage(parameters)
-            assertAuthorizeErrorPage(response, code: "invalid_request", message: Self.clientOrRedirect)
+            assertAuthorizeErrorPage(response, code: "invalid_client", message: Self.clientOrRedirect)
             XCTAssertFalse(response.text.contains(webRedirect), mode)
         }
     }

@@ -161,10 +161,10 @@ final class RefusalReasonTests: XCTestCase {
 
     func testAuthorizeEndpoint_LogsReason_WhenClientOrRedirectUnknown_PageUnchanged() async throws {
         let base = [("response_type", "code"), ("response_mode", "form_post"), ("scope", "name email")]
-        let page = try await assertLogged(["refused GET /auth/authorize: invalid_request — client_id com.example.nope is not a client in the scenario"]) {
+        let page = try await assertLogged(["refused GET /auth/authorize: invalid_client — client_id com.example.nope is not a client in the scenario"]) {
             try await $0.authorizePage([("client_id", "com.example.nope"), ("redirect_uri", webRedirect)] + base)
         }
-        assertAuthorizeErrorPage(page, code: "invalid_request", message: "Invalid client id or web redirect url.")
+        assertAuthorizeErrorPage(page, code: "invalid_client", message: "Invalid client id or web redirect url.")
         try await assertLogged(["refused GET /auth/authorize: invalid_request — redirect_uri https://evil.example/cb is not registered for com.example.web"
                           + " (registered: https://app.example.com/callback \(webRedirect))"]) {
             try await $0.authorizePage([("client_id", "com.example.web"), ("redirect_uri", "https://evil.example/cb")] + base)

@@ -173,6 +173,17 @@ final class TokenEndpointTests: XCTestCase {
                               keys: ["access_token", "token_type", "expires_in"])
     }
 
+    func testTokenEndpoint_RefreshTokenSentAsCode_IsUnsupportedGrantType_AsApplesAnswer() async throws {
+        let mock = try frozenClient()
+        let tokens = try await mock.webTokens()
+        let refresh = try XCTUnwrap(tokens["refresh_token"]?.stringValue)
+        let base = [("client_id", "com.example.web"), ("client_secret", try await mock.secret()), ("grant_type", "refresh_token")]
+        assertAppleError(try await mock.postForm("/auth/token", base + [("code", refresh)]), #"{"error":"unsupported_grant_type"}"#)
+        assertAppleError(try await mock.postForm("/auth/token", base + [("code", "")]), #"{"error":"invalid_request"}"#)
+        assertAppleError(try await mock.postForm("/auth/token", base), #"{"error":"invalid_request"}"#)
+        try assertTokenAnswer(try await mock.postForm("/auth/token", base + [("refresh_token", refresh)]), keys: ["access_token", "token_type", "expires_in", "id_token"])
+    }
+
     func testTokenEndpoint_ReturnsInvalidRequest_WhenFieldDuplicated() async throws {
         let mock = try frozenClient()
         let base = [("client_id", "com.example.web"), ("client_secret", try await mock.secret()), ("grant_type", "client_credentials"),

@@ -253,7 +253,7 @@ def test_conformance_reports_authorize_errors_as_json_with_their_knobs(recording
     assert result.returncode == 1
     block = probe_block(result.stdout, "authorize-unknown-client")
     assert row(block, "body format") == (True, "HTML page", "JSON")
-    assert row(block, "error") == (True, "invalid_request", "invalid_client")
+    assert row(block, "error") == (False, "invalid_client", "invalid_client")
     assert row(block, "error message") == (True, "Invalid client id or web redirect url.", "(absent)")
     assert block[-2:] == ['  knob: scenario compatibility.authorize_error_format = "json"',
                           "  knob: scenario compatibility.authorize_error_status = 200"]

@@ -38,7 +38,7 @@ extension AppleIDDomain {
         if let name = duplicated.first { throw .unsupported(name, "parameter \(LogText.clip(name)) repeated") }
         guard let clientID = parameters["client_id"] else { throw .clientOrRedirect("client_id", "client_id missing") }
         guard let entry = clients.entry(clientID) else {
-            throw .clientOrRedirect("client_id", "client_id \(LogText.clip(clientID)) is not a client in the scenario")
+            throw .unknownClient("client_id \(LogText.clip(clientID)) is not a client in the scenario")
         }
         guard entry.client.kind == .servicesID else {
             throw .clientOrRedirect("client_id", "client_id \(clientID) is an App ID; web sign-in needs a Services ID")
@@ -162,7 +162,7 @@ extension AppleIDDomain {
             return AuthorizeError(code: "invalid_request", message: "the Apple Account of \"\(userID)\" was deleted", field: "user",
                                   reason: "the Apple Account of \(LogText.clip(userID)) was deleted").rendered(scenario.compatibility)
         case .unknownClient(let clientID):
-            return AuthorizeError.clientOrRedirect("client_id", "client_id \(LogText.clip(clientID)) is not a client in the scenario")
+            return AuthorizeError.unknownClient("client_id \(LogText.clip(clientID)) is not a client in the scenario")
                 .rendered(scenario.compatibility)
         case .capacity(let full):
             var refusal = AuthorizeError(code: "temporarily_unavailable", message: full.message, field: "code", reason: full.message)

@@ -65,6 +65,10 @@ extension AppleIDDomain {
         case "refresh_token":
             guard let token = request.refreshToken, !token.isEmpty else {
                 try client.check(verifier, at: now)
+                // The refresh token sent as `code`: Apple answers unsupported_grant_type (§1.3, observed).
+                if let code = request.code, !code.isEmpty {
+                    throw OAuthError.unsupportedGrantType.because("grant_type refresh_token with the token in code, not refresh_token")
+                }
                 throw OAuthError.invalidRequest.because("refresh_token missing")
             }
             let granted = try owner.perform { world, now, changes throws(OAuthError) in

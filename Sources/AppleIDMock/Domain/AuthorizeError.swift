@@ -40,11 +40,18 @@ struct AuthorizeError: Error, Equatable, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    /// `Invalid client id or web redirect url.` — unknown client, a bundle id, or an
+    /// `Invalid client id or web redirect url.` — a missing client id, a bundle id, or an
     /// unregistered return URL (§2.2 [O]).
     static func clientOrRedirect(_ field: String, _ reason: String) -> AuthorizeError {
         AuthorizeError(code: "invalid_request", message: "Invalid client id or web redirect url.", field: field,
                        jsonCode: field == "client_id" ? "invalid_client" : "unauthorized_client", reason: reason)
+    }
+
+    /// A `client_id` that is no client of the scenario: Apple's page shows `invalid_client` (§2.2 [O],
+    /// a screenshot of Apple's page for a bad client id); the message is the one Apple shows for
+    /// client id faults.
+    static func unknownClient(_ reason: String) -> AuthorizeError {
+        AuthorizeError(code: "invalid_client", message: "Invalid client id or web redirect url.", field: "client_id", reason: reason)
     }
 
     /// Apple's general wording for missing or unsupported parameters (§2.2, 2019 [O]).
