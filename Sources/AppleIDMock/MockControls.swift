@@ -187,6 +187,18 @@ extension MockControls {
         return sequences.first.flatMap { core.assembly.notifications.record(sequence: $0) }?.id
     }
 
+    /// The user changed their Apple Account password (`POST /__mock/events` with
+    /// `password-changed`): their refresh tokens for every app answer `invalid_grant`, no app is
+    /// notified, and the credential state stays `authorized` (Apple does not document it).
+    public func changePassword(user: String) async throws(MockControlError) {
+        do {
+            _ = try domain.passwordChanged(user: user)
+        } catch {
+            throw MockControlError(field: error.field, message: error.message)
+        }
+        try await committed()
+    }
+
     /// Moves the mock clock (`POST /__mock/clock`; back when negative): codes, tokens, client
     /// secrets, the rotation pattern and the scenario's timeline follow it.
     public func advanceClock(by duration: Duration) async throws(MockControlError) {

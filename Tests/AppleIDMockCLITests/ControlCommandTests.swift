@@ -57,6 +57,22 @@ final class ControlCommandTests: XCTestCase {
         XCTAssertTrue(unreachable.stderr.hasPrefix("appleid-mock: cannot reach http://127.0.0.1:1: "), unreachable.stderr)
     }
 
+    func testEventPasswordChanged_TakesAUserAndNoClient_AndNotifiesNone() throws {
+        let changed = try run(["event", "password-changed", "--user", "alice"])
+        XCTAssertEqual(changed.status, 0, changed.stderr)
+        XCTAssertEqual(changed.stdout, #"{"notification":null,"notifications":[],"type":"password-changed","user":"alice"}"# + "\n")
+        let withClient = try run(["event", "password-changed", "--user", "alice", "--client", "com.example.app"])
+        XCTAssertEqual(withClient.status, 2)
+        XCTAssertTrue(withClient.stderr.hasPrefix("appleid-mock: --client is not for password-changed"), withClient.stderr)
+        // Twin: the other events still need their client.
+        let noClient = try run(["event", "consent-revoked", "--user", "alice"])
+        XCTAssertEqual(noClient.status, 2)
+        XCTAssertTrue(noClient.stderr.hasPrefix("appleid-mock: --client is required"), noClient.stderr)
+        let unknown = try run(["event", "password-changed", "--user", "mallory"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertEqual(unknown.stderr, #"appleid-mock: the mock answered 404: {"error":"no user \"mallory\"","field":"user"}"# + "\n")
+    }
+
     func testKeys_ListRotatePublishActivateRetire() throws {
         let listed = try json(try run(["keys"]))
         XCTAssertEqual(listed["active_kid"], "W2ek7HdPaL")

@@ -224,7 +224,7 @@ final class AccountEventTests: XCTestCase {
         func post(_ body: String) async throws -> MockAnswer { try await mock.postJSON("/__mock/events", body) }
         let unknownType = try await post(#"{"type":"account-gone","user":"alice","client_id":"com.example.app"}"#)
         XCTAssertEqual(unknownType.text,
-                       #"{"error":"expected \"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\" or \"email-enabled\"","field":"type"}"#)
+                       #"{"error":"expected \"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\", \"email-enabled\" or \"password-changed\"","field":"type"}"#)
         let unknownUser = try await post(#"{"type":"consent-revoked","user":"mallory","client_id":"com.example.app"}"#)
         XCTAssertEqual(unknownUser.status, 404)
         XCTAssertEqual(unknownUser.text, #"{"error":"no user \"mallory\"","field":"user"}"#)

@@ -65,6 +65,7 @@ final class EventRecordTests: XCTestCase {
         _ = try domain.nativeSignIn(userID: "dora", clientID: "com.example.app", scopes: ["email"], nonce: nil, hideEmail: nil)
         try domain.accountEvent(.emailDisabled, user: "dora", clientID: "com.example.app")
         try domain.accountEvent(.emailEnabled, user: "dora", clientID: "com.example.app")
+        _ = try domain.passwordChanged(user: "dora")
         _ = try await domain.publishKey(keyID: "Custom1", privateKey: nil)
         try domain.activateKey("Custom1")
         try domain.retireKey("r8TcNf3QsJ")

@@ -50,6 +50,26 @@ final class MockControlsBothModesTests: XCTestCase {
         XCTAssertEqual(again.status.code, 400, file: file, line: line)
         XCTAssertEqual(again.text, #"{"error":"invalid_grant","error_description":"The code has already been used."}"#, file: file, line: line)
 
+        // A password change ends the refresh token silently; an unknown user is refused, naming the field.
+        let refreshToken = try XCTUnwrap(try jsonObject(exchanged.body, file: file, line: line)["refresh_token"]?.stringValue, file: file, line: line)
+        func refresh() async throws -> HTTPResponse {
+            let form = HTTPForm.encode([("client_id", "com.example.app"), ("client_secret", try mock.clientSecret(clientID: "com.example.app")),
+                                       ("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+            return await mock.respond(.post, "/auth/token", headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Array(form.utf8))
+        }
+        let alive = try await refresh()
+        XCTAssertEqual(alive.status.code, 200, alive.text, file: file, line: line)
+        try await mock.changePassword(user: "alice")
+        let dead = try await refresh()
+        XCTAssertEqual(dead.status.code, 400, file: file, line: line)
+        XCTAssertEqual(dead.text, #"{"error":"invalid_grant"}"#, file: file, line: line)
+        do {
+            try await mock.changePassword(user: "mallory")
+            XCTFail("a password change of no user", file: file, line: line)
+        } catch {
+            XCTAssertEqual(error.field, "user", file: file, line: line)
+        }
+
         // A fault installed from Swift fires on the next matching request, once.
         let faultID = try await mock.installFault(try .http(.post, "/auth/token", .respond(status: 503, body: "down for a test"), times: 1))
         XCTAssertEqual(faultID, "f1", file: file, line: line)

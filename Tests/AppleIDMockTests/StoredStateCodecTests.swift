@@ -72,6 +72,7 @@ final class StoredStateCodecTests: XCTestCase {
                                             transferSubject: "001234.fedcba9876543210fedcba9876543210.0002", createdAt: 1_700_000_050)),
             .accountDeleted(userID: "bob"),
             .relayForwardingChanged(userID: "alice", teamID: "MOCKTEAM01", enabled: false),
+            .passwordChanged(userID: "alice", renewals: [ConsentRenewal(teamID: "MOCKTEAM01", groupID: "com.example.app", from: 3, to: 9)]),
             .accountEvent(accountEventRecord()),
             .accountEvent(noOptionals),
             .timelineEventRefused(index: 3, message: "no user \"carol\"\n\u{1}"),

@@ -63,6 +63,10 @@ extension DomainEvent {
             return [("user", .string(userID))]
         case .relayForwardingChanged(let userID, let teamID, let enabled):
             return [("user", .string(userID)), ("team_id", .string(teamID)), ("enabled", .bool(enabled))]
+        case .passwordChanged(let userID, let renewals):
+            return [("user", .string(userID)),
+                    ("consents", .array(renewals.map { .object(["team_id": .string($0.teamID), "group_id": .string($0.groupID),
+                                                                "consent_id": .int(Int64($0.to)), "ended_consent_id": .int(Int64($0.from))]) }))]
         case .accountEvent(let record):
             return [("event", .string(record.type.rawValue)), ("user", .string(record.userID)), ("team_id", .string(record.teamID)),
                     ("group_id", .string(record.groupID)), ("sub", .string(record.subject)), ("event_time", .int(record.eventTime)),

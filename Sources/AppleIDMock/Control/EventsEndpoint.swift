@@ -7,7 +7,8 @@ import MiniHTTP
 /// using Sign in with Apple for the app (`consent-revoked`), delete their account
 /// (`account-delete` / `account-deleted`), turn relay forwarding off or on (`email-disabled`,
 /// `email-enabled`). The state changes at once; the notifications follow (apple-behaviour.md
-/// §7). Answers 202 `{"notification": id or null, "notifications": [ids], "type", "user"}`:
+/// §7). `{"type": "password-changed", "user"}` ends the user's refresh tokens for every app and
+/// notifies none (§9). Answers 202 `{"notification": id or null, "notifications": [ids], "type", "user"}`:
 /// the first id is the named app group's; a deletion tells every app group the user signed in to.
 ///
 /// `GET [?after=SEQ&wait=S&type=NAME,…&limit=N]`: the event feed — every change to the mock's
@@ -23,8 +24,9 @@ struct EventsEndpoint: Sendable {
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try ControlRequest(request, known: ["type", "user", "client_id"])
         let name = try body.string("type")
+        if name == Self.passwordChanged { return try passwordChanged(body) }
         guard let type = AccountEventType(name: name) else {
-            throw ControlRequest.Failure(message: "expected \(AccountEventType.names)", field: "type")
+            throw ControlRequest.Failure(message: "expected \(AccountEventType.quoted(AccountEventType.nameList + [Self.passwordChanged]))", field: "type")
         }
         let user = try body.string("user")
         let clientID = try body.string("client_id")
@@ -38,6 +40,21 @@ struct EventsEndpoint: Sendable {
         answer["user"] = .string(user)
         answer["notification"] = ids.first.map { .int(Int64(clamping: $0)) } ?? .null
         answer["notifications"] = .array(ids.map { .int(Int64(clamping: $0)) })
+        return ControlResponse.json(.object(answer), status: HTTPStatus(202))
+    }
+
+    /// The user action that ends refresh tokens silently (§9).
+    static let passwordChanged = "password-changed"
+
+    /// `{"type": "password-changed", "user"}`: every app's refresh tokens of the user die and no
+    /// app is told. The answer has the other actions' shape, with no notification.
+    private func passwordChanged(_ body: ControlRequest) throws -> HTTPResponse {
+        let user = try body.string("user")
+        if body.object["client_id"] != nil {
+            throw ControlRequest.Failure(message: "a password change is the user's, for every app: leave client_id out", field: "client_id")
+        }
+        _ = try domain.passwordChanged(user: user)
+        let answer: JSONObject = ["type": .string(Self.passwordChanged), "user": .string(user), "notification": .null, "notifications": .array([])]
         return ControlResponse.json(.object(answer), status: HTTPStatus(202))
     }
 

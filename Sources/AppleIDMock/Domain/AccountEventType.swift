@@ -9,8 +9,17 @@ public enum AccountEventType: String, Sendable, Equatable, CaseIterable {
     /// The user turned it back on.
     case emailEnabled = "email-enabled"
 
-    /// The names accepted, for messages.
-    static let names = "\"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\" or \"email-enabled\""
+    /// The names accepted, both spellings of deletion included.
+    static let nameList = ["consent-revoked", "account-delete", "account-deleted", "email-disabled", "email-enabled"]
+
+    /// The names accepted, for messages: `"a", "b" or "c"`.
+    static let names = quoted(nameList)
+
+    /// `names` as a message lists them: quoted, commas, `or` before the last.
+    static func quoted(_ names: [String]) -> String {
+        let quoted = names.map { "\"\($0)\"" }
+        return quoted.dropLast().joined(separator: ", ") + (quoted.count > 1 ? " or " : "") + (quoted.last ?? "")
+    }
 
     /// The type named `text`; both spellings of deletion are accepted.
     package init?(name text: String) {

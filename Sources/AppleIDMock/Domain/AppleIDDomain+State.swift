@@ -137,6 +137,16 @@ extension AppleIDDomain {
         }
     }
 
+    /// `user` (an id or a `sub`) changed their Apple Account password: the refresh tokens of every
+    /// app answer `invalid_grant`, and no notification is sent (§9). Returns the user's id.
+    func passwordChanged(user: String) throws(AccountEventError) -> String {
+        try owner.perform { world, _, changes throws(AccountEventError) in
+            guard let (userID, _) = world.resolveUser(user) else { throw AccountEventError(.unknown, message: "no user \"\(user)\"", field: "user") }
+            try world.passwordChanged(userID: userID, &changes)
+            return userID
+        }.0
+    }
+
     /// Everything back to the scenario's initial state in one operation: users, consents,
     /// codes, transfers, keys, clock, faults. The MAC secret is new, so no code or token from
     /// before works after; queued notifications are abandoned (the deliverer reads the reset).

@@ -25,6 +25,9 @@ package struct Consent: Sendable, Equatable {
         case byApp = "app"
         /// The user stopped using Sign in with Apple for the app (or deleted the account).
         case byUser = "user"
+        /// The user changed their password: the consent lives on under a new id, its old
+        /// tokens are dead (§9).
+        case passwordChanged = "password"
     }
 
     /// Unique for every grant, never reused (not even across resets): a re-consent is a new id.

@@ -34,6 +34,9 @@ package enum DomainEvent: Sendable, Equatable {
     case accountDeleted(userID: String)
     /// Relay mail forwarding of a user's address in a team went off or on.
     case relayForwardingChanged(userID: String, teamID: String, enabled: Bool)
+    /// The user changed their Apple Account password: each consent lives on under a new id, so
+    /// the refresh tokens of every app die, silently (§9).
+    case passwordChanged(userID: String, renewals: [ConsentRenewal])
     /// Apple told an app group about an account event (§7): the notification's source.
     case accountEvent(AccountEventRecord)
     /// A scenario timeline event could not happen (its index and why).
@@ -92,6 +95,7 @@ extension DomainEvent {
         case transferStarted = "transfer-started"
         case accountDeleted = "account-deleted"
         case relayForwardingChanged = "relay-forwarding-changed"
+        case passwordChanged = "password-changed"
         case accountEvent = "account-event"
         case timelineEventRefused = "timeline-event-refused"
         case reset = "reset"
@@ -118,6 +122,7 @@ extension DomainEvent {
             case .transferStarted: .kept
             case .accountDeleted: .kept
             case .relayForwardingChanged: .kept
+            case .passwordChanged: .kept
             case .accountEvent: .kept
             case .timelineEventRefused: .kept
             case .reset: .kept
@@ -158,6 +163,7 @@ extension DomainEvent {
         case .transferStarted: .transferStarted
         case .accountDeleted: .accountDeleted
         case .relayForwardingChanged: .relayForwardingChanged
+        case .passwordChanged: .passwordChanged
         case .accountEvent: .accountEvent
         case .timelineEventRefused: .timelineEventRefused
         case .reset: .reset

@@ -77,6 +77,17 @@ extension World {
         case .relayForwardingChanged(let userID, let teamID, _):
             if let problem = unknown(user: userID, field: "user_id") { return problem }
             if context.clients.team(teamID) == nil { return ("team_id", "no team \(teamID) in the scenario") }
+        case .passwordChanged(let userID, let renewals):
+            if let problem = unknown(user: userID, field: "user_id") { return problem }
+            var taken = Set<UInt32>()
+            for (index, renewal) in renewals.enumerated() {
+                guard let (key, _) = consent(id: renewal.from), key == Consent.Key(teamID: renewal.teamID, groupID: renewal.groupID, userID: userID) else {
+                    return ("renewals[\(index)].from", "no live consent \(renewal.from) of \(userID) for \(renewal.groupID) in \(renewal.teamID)")
+                }
+                if renewal.to == 0 || consentKeys[renewal.to] != nil || revoked[renewal.to] != nil || !taken.insert(renewal.to).inserted {
+                    return ("renewals[\(index)].to", "consent \(renewal.to) was granted already (consent ids are never reused)")
+                }
+            }
         case .accountEvent(let record):
             if let problem = unknown(user: record.userID, field: "account_event.user_id")
                 ?? unknown(team: record.teamID, group: record.groupID, field: "account_event") {

@@ -60,6 +60,18 @@ extension World {
             for team in context.scenario.teams { users[userID]?.relayDisabledTeams.insert(team.teamID) }
         case .relayForwardingChanged(let userID, let teamID, let enabled):
             if enabled { users[userID]?.relayDisabledTeams.remove(teamID) } else { users[userID]?.relayDisabledTeams.insert(teamID) }
+        case .passwordChanged(let userID, let renewals):
+            for renewal in renewals {
+                let key = Consent.Key(teamID: renewal.teamID, groupID: renewal.groupID, userID: userID)
+                guard var consent = consents[key], consent.id == renewal.from else { continue }
+                consent.id = renewal.to
+                consents[key] = consent
+                consentKeys[renewal.from] = nil
+                consentKeys[renewal.to] = key
+                revoked[renewal.from] = .passwordChanged
+                nextConsentID = renewal.to &+ 1
+                if nextConsentID == 0 { nextConsentID = 1 }
+            }
         case .accountEvent(let record):
             if let index = record.timelineIndex { nextTimelineEvent = max(nextTimelineEvent, index + 1) }
         case .timelineEventRefused(let index, _):

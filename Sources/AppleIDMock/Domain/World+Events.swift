@@ -45,6 +45,25 @@ extension World {
         }
     }
 
+    /// The user changed their Apple Account password (§9 [D]): Apple may end the refresh tokens of
+    /// every app, and tells no app. Each live consent moves to a new id, so its tokens die and a
+    /// new sign-in is a returning one; no notification, and the credential state stays
+    /// `authorized` (undocumented [U]).
+    func passwordChanged(userID: String, _ changes: inout WorldChanges) throws(AccountEventError) {
+        guard let account = users[userID] else { throw AccountEventError(.unknown, message: "no user \"\(userID)\"", field: "user") }
+        guard !account.deleted else { throw AccountEventError(.notPossible, message: "the Apple Account of \"\(userID)\" was deleted", field: "user") }
+        var next = nextConsentID
+        let renewals = (consentKeysOfUser[userID] ?? []).sorted { ($0.teamID, $0.groupID) < ($1.teamID, $1.groupID) }
+            .compactMap { key -> ConsentRenewal? in
+                guard let consent = consents[key] else { return nil }
+                let renewal = ConsentRenewal(teamID: key.teamID, groupID: key.groupID, from: consent.id, to: next)
+                next = next &+ 1
+                if next == 0 { next = 1 }
+                return renewal
+            }
+        changes.emit(.passwordChanged(userID: userID, renewals: renewals))
+    }
+
     /// The account event Apple tells `key`'s app group about, with its notification id drawn now.
     func accountEventRecord(_ type: AccountEventType, key: Consent.Key, now: Int64, timelineIndex: Int? = nil,
                             changes: inout WorldChanges) -> AccountEventRecord {

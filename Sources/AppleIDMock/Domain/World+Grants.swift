@@ -181,6 +181,8 @@ extension World {
                     .because("refresh after the user revoked consent or deleted the account (compatibility.revoked_consent_refresh_error)")
             case .byApp?:
                 throw .invalidGrant.because("refresh_token was revoked through POST /auth/revoke")
+            case .passwordChanged?:
+                throw .invalidGrant.because("refresh_token issued before the user changed their password (password-changed)")
             case nil:
                 throw .invalidGrant.because("refresh_token's consent has ended (account deleted or state reset)")
             }

@@ -3177,43 +3177,67 @@ extension PackageResources {
           "Control API"
         ],
         "summary": "A user's action at Apple; its notifications follow",
-        "description": "A user does at Apple what only a user can do (docs/apple-behaviour.md §7): the state changes at once, the signed server-to-server notifications follow. `notification` is the named app group's; a deletion tells every app group.",
+        "description": "A user does at Apple what only a user can do (docs/apple-behaviour.md §7): the state changes at once, the signed server-to-server notifications follow. `notification` is the named app group's; a deletion tells every app group. `password-changed` (no client_id) ends the user's refresh tokens for every app and notifies none.",
         "operationId": "accountEvent",
         "requestBody": {
           "required": true,
           "content": {
             "application/json": {
               "schema": {
-                "type": "object",
-                "required": [
-                  "type",
-                  "user",
-                  "client_id"
-                ],
-                "properties": {
-                  "type": {
-                    "type": "string",
-                    "description": "The event.",
-                    "enum": [
-                      "consent-revoked",
-                      "account-delete",
-                      "account-deleted",
-                      "email-disabled",
-                      "email-enabled"
-                    ]
+                "oneOf": [
+                  {
+                    "type": "object",
+                    "required": [
+                      "type",
+                      "user",
+                      "client_id"
+                    ],
+                    "properties": {
+                      "type": {
+                        "type": "string",
+                        "description": "The event.",
+                        "enum": [
+                          "consent-revoked",
+                          "account-delete",
+                          "account-deleted",
+                          "email-disabled",
+                          "email-enabled"
+                        ]
+                      },
+                      "user": {
+                        "type": "string",
+                        "description": "A scenario user id. At most 4096 UTF-8 bytes.",
+                        "maxLength": 4096
+                      },
+                      "client_id": {
+                        "type": "string",
+                        "description": "A client of the app group. At most 4096 UTF-8 bytes.",
+                        "maxLength": 4096
+                      }
+                    },
+                    "additionalProperties": false
                   },
-                  "user": {
-                    "type": "string",
-                    "description": "A scenario user id. At most 4096 UTF-8 bytes.",
-                    "maxLength": 4096
-                  },
-                  "client_id": {
-                    "type": "string",
-                    "description": "A client of the app group. At most 4096 UTF-8 bytes.",
-                    "maxLength": 4096
+                  {
+                    "type": "object",
+                    "required": [
+                      "type",
+                      "user"
+                    ],
+                    "properties": {
+                      "type": {
+                        "type": "string",
+                        "const": "password-changed",
+                        "description": "The user changed their Apple Account password (docs/apple-behaviour.md §9): the user's refresh tokens for every app answer invalid_grant, no notification is sent, the credential state stays authorized (undocumented)."
+                      },
+                      "user": {
+                        "type": "string",
+                        "description": "A scenario user id or sub. At most 4096 UTF-8 bytes.",
+                        "maxLength": 4096
+                      }
+                    },
+                    "additionalProperties": false
                   }
-                },
-                "additionalProperties": false
+                ]
               },
               "examples": {
                 "revoke": {
@@ -3221,6 +3245,12 @@ extension PackageResources {
                     "type": "consent-revoked",
                     "user": "alice",
                     "client_id": "com.example.web"
+                  }
+                },
+                "password-changed": {
+                  "value": {
+                    "type": "password-changed",
+                    "user": "alice"
                   }
                 }
               }
@@ -3243,6 +3273,14 @@ extension PackageResources {
                         1
                       ],
                       "type": "consent-revoked",
+                      "user": "alice"
+                    }
+                  },
+                  "password-changed": {
+                    "value": {
+                      "notification": null,
+                      "notifications": [],
+                      "type": "password-changed",
                       "user": "alice"
                     }
                   }
@@ -4969,6 +5007,7 @@ extension PackageResources {
               "transfer-started",
               "account-deleted",
               "relay-forwarding-changed",
+              "password-changed",
               "account-event",
               "timeline-event-refused",
               "reset",

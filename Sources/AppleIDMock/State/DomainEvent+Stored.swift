@@ -58,6 +58,9 @@ extension DomainEvent: StoredCodable {
             object["user_id"] = .string(userID)
             object["team_id"] = .string(teamID)
             object["enabled"] = .bool(enabled)
+        case .passwordChanged(let userID, let renewals):
+            object["user_id"] = .string(userID)
+            object["renewals"] = .array(renewals.map(\.stored))
         case .accountEvent(let record):
             object["account_event"] = record.stored
         case .timelineEventRefused(let index, let message):
@@ -118,6 +121,8 @@ extension DomainEvent: StoredCodable {
             self = .accountDeleted(userID: try reader.string("user_id"))
         case .relayForwardingChanged:
             self = .relayForwardingChanged(userID: try reader.string("user_id"), teamID: try reader.string("team_id"), enabled: try reader.bool("enabled"))
+        case .passwordChanged:
+            self = .passwordChanged(userID: try reader.string("user_id"), renewals: try reader.decodeArray("renewals"))
         case .accountEvent:
             self = .accountEvent(try reader.decode("account_event"))
         case .timelineEventRefused:

@@ -281,11 +281,34 @@ def _post(url, body):
         return error.code
 
 
+def test_changePassword_EndsTheRefreshToken_NotifiesNone_AndRefusesAnUnknownUser(binary, tmp_path):
+    process = MockProcess(binary, _scenario(binary, tmp_path))
+    try:
+        mock = process.mock
+        secret = mock.client_secret("com.example.app")
+        status, tokens = _exchange(mock.url, mock.sign_in("alice", "com.example.app")["authorizationCode"], secret)
+        assert status == 200, tokens
+        refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": "com.example.app", "client_secret": secret}
+        assert _token(mock.url, refresh)[0] == 200
+        assert mock.change_password("alice") == {"notification": None, "notifications": [], "type": "password-changed", "user": "alice"}
+        assert _token(mock.url, refresh) == (400, {"error": "invalid_grant"})
+        with pytest.raises(AppleIDMockError) as refused:
+            mock.change_password("mallory")
+        assert refused.value.status == 404 and str(refused.value).endswith("(field user)")
+    finally:
+        assert process.stop() == 0
+
+
 def _exchange(url, code, secret):
+    return _token(url, {"grant_type": "authorization_code", "code": code, "client_id": "com.example.app", "client_secret": secret})
+
+
+def _token(url, fields):
+    """POST /auth/token with `fields`: (status, JSON body)."""
     import urllib.error
     import urllib.parse
     import urllib.request
-    form = urllib.parse.urlencode({"grant_type": "authorization_code", "code": code, "client_id": "com.example.app", "client_secret": secret})
+    form = urllib.parse.urlencode(fields)
     try:
         with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url + "/auth/token", form.encode(), timeout=10) as answer:
             return answer.status, json.load(answer)

@@ -174,6 +174,12 @@ class AppleIDMock:
         `email-enabled`): the state changes and the app group's signed notification is queued."""
         return self._call("POST", "/__mock/events", {"type": type, "user": user, "client_id": client_id})
 
+    def change_password(self, user):
+        """The user changed their Apple Account password: their refresh tokens for every app
+        answer `invalid_grant`, no notification is sent, and the credential state stays
+        `authorized` (Apple does not document it)."""
+        return self._call("POST", "/__mock/events", {"type": "password-changed", "user": user})
+
     def requests(self, **filters):
         """The request journal, oldest first: what the mock received and answered, with the reason
         for each refusal. Filters: `method`, `path` (or a route template), `client_id`,
