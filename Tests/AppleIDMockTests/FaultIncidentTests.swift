@@ -106,10 +106,38 @@ final class FaultIncidentTests: XCTestCase {
         let up = await mock.respond(.post, "/auth/token", headers: headers, body: form)
         XCTAssertEqual(up.status.code, 400)
         XCTAssertEqual(up.text, #"{"error":"invalid_client"}"#)
-        // The fault stays listed, spent.
+        // Its time over, the fault ended as an event: no longer listed, and moving the clock back does not revive it (probe Q5).
         let listing = await mock.get("/__mock/faults")
-        let listed = try jsonObject(listing.body)
-        XCTAssertEqual(listed["faults"]?.arrayValue?.first?.objectValue?["fired"], .int(2))
+        XCTAssertEqual(try jsonObject(listing.body)["faults"], .array([]))
+        let feed = await mock.get("/__mock/events?type=faults-removed")
+        XCTAssertEqual(try jsonObject(feed.body)["events"]?.arrayValue?.compactMap { $0.objectValue?["faults"] }, [.array(["f1"])])
+        let back = await mock.postJSON("/__mock/clock", #"{"advance":-120}"#)
+        XCTAssertEqual(back.status.code, 200)
+        let stillUp = await mock.respond(.post, "/auth/token", headers: headers, body: form)
+        XCTAssertEqual(stillUp.status.code, 400)
+        XCTAssertEqual(stillUp.text, #"{"error":"invalid_client"}"#)
+    }
+
+    func testTimedFault_IsListedWhileItActs_AndEndsWhenItsTimeIsOver_EvenWithoutARequest() async throws {
+        let mock = try frozenMock()
+        addTeardownBlock { await mock.stop() }
+        let installed = await mock.postJSON("/__mock/faults", #"{"path":"/auth/keys","action":"respond","status":503,"for_seconds":60}"#)
+        XCTAssertEqual(installed.status.code, 201, installed.text)
+        func listed() async throws -> JSONValue? { try jsonObject(await mock.get("/__mock/faults").body)["faults"] }
+        func keysStatus() async -> Int { await mock.get("/auth/keys").status.code }
+        _ = await mock.postJSON("/__mock/clock", #"{"advance":59}"#)
+        let acting = try await listed()
+        XCTAssertEqual(acting?.arrayValue?.count, 1)
+        let down = await keysStatus()
+        XCTAssertEqual(down, 503)
+        _ = await mock.postJSON("/__mock/clock", #"{"advance":1}"#)
+        let ended = try await listed()
+        XCTAssertEqual(ended, .array([]))
+        let up = await keysStatus()
+        XCTAssertEqual(up, 200)
+        _ = await mock.postJSON("/__mock/clock", #"{"advance":-60}"#)
+        let back = await keysStatus()
+        XCTAssertEqual(back, 200)
     }
 
     func testNotificationsOnce_AttemptsOnce_WhereTheTwinRetries() async throws {

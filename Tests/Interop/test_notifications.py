@@ -470,7 +470,7 @@ def test_events_object_knob_sends_the_event_as_an_object(started):
 
 @pytest.mark.parametrize("body, status, answer", [
     ({"type": "account-gone", "user": "alice", "client_id": "com.example.app"}, 400,
-     {"error": "expected \"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\" or \"email-enabled\"",
+     {"error": "expected \"consent-revoked\", \"account-delete\", \"account-deleted\", \"email-disabled\", \"email-enabled\" or \"password-changed\"",
       "field": "type"}),
     ({"type": "consent-revoked", "user": "mallory", "client_id": "com.example.app"}, 404,
      {"error": "no user \"mallory\"", "field": "user"}),

@@ -20,8 +20,9 @@ extension AppleIDDomain {
         owner.perform { world, _, changes in world.removeFaults(incident: incident, &changes) }.0
     }
 
-    /// Every installed fault, in the order they match.
-    package var faults: [InstalledFault] { owner.read { world, _ in world.faults.installed } }
+    /// Every installed fault, in the order they match; those whose time is over have ended first
+    /// (the passing of time runs before the read).
+    package var faults: [InstalledFault] { owner.perform { world, _, _ in world.faults.installed }.0 }
 
     /// Whether any fault acts on requests to Apple's routes: a relaxed load, the check every
     /// Apple request makes before anything else.

@@ -124,7 +124,8 @@ final class StateOwner: Sendable {
     }
 
     /// What the passing of time does before any operation: the scenario's timeline events whose
-    /// time has come fire in order (each its own all-or-nothing step), and expired codes go.
+    /// time has come fire in order (each its own all-or-nothing step), expired codes go, and
+    /// faults whose time is over end.
     private func housekeeping(_ guarded: inout Guarded, real: Double, into recorded: inout [RecordedEvent]) {
         let now = guarded.world.clock.seconds(real: real)
         while true {
@@ -135,9 +136,9 @@ final class StateOwner: Sendable {
         }
         if now != guarded.lastPrune {
             guarded.lastPrune = now
-            if let expired = guarded.world.expiredCodes(now: now) {
+            for ended in [guarded.world.expiredCodes(now: now), guarded.world.endedFaults(now: now)].compactMap({ $0 }) {
                 var changes = WorldChanges(guarded.world)
-                changes.emit(expired)
+                changes.emit(ended)
                 commit(&guarded, changes, real: real, into: &recorded)
             }
         }

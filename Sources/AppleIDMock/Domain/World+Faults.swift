@@ -27,6 +27,13 @@ extension World {
         return ids.count
     }
 
+    /// The event that ends the faults whose `for_seconds` is over at `now`, when there are any: an
+    /// ended fault is gone, so moving the clock back does not revive it.
+    func endedFaults(now: Int64) -> DomainEvent? {
+        let ids = faults.installed.filter { fault in fault.until.map { now >= $0 } ?? false }.map(\.id)
+        return ids.isEmpty ? nil : .faultsRemoved(ids: ids)
+    }
+
     /// The fault that fires for `target` (`POST /auth/token`, `notification consent-revoked`)
     /// among those `matches` accepts, if one does: the first that matches, is still within its
     /// `for_seconds`, has firings left, and wins its probability draw. Its `fault-fired` event
