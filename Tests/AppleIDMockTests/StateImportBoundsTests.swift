@@ -297,6 +297,15 @@ final class StateImportBoundsTests: XCTestCase {
             (userAdded("imp1", subjects: freshSubjects, relayAddresses: zoeRelays),
              "events[\(last)].event.added_user.relay_addresses[0]: the relay address of user \"zoe\" already"),
             (userAdded("imp1", subjects: freshSubjects, relayAddresses: freshRelays), nil),
+            // A relay address off the relay domains (probe Q8); its twin on the other relay domain.
+            (userAdded("imp1", subjects: freshSubjects, relayAddresses: ["victim@gmail.com"] + freshRelays.dropFirst()),
+             "events[\(last)].event.added_user.relay_addresses[0]: expected a private relay address (on private.icloud.com or privaterelay.appleid.com)"),
+            (userAdded("imp1", subjects: freshSubjects,
+                       relayAddresses: freshRelays.map { $0.replacingOccurrences(of: "privaterelay.appleid.com", with: "private.icloud.com") }), nil),
+            // A password change renewing a consent that does not exist; its twin renewing none.
+            (["type": "password-changed", "user_id": "zoe", "renewals": [["team_id": "MOCKTEAM01", "group_id": "com.example.app", "from": 77777, "to": 900]]],
+             "events[\(last)].event.renewals[0].from: no live consent 77777 of zoe for com.example.app in MOCKTEAM01"),
+            (["type": "password-changed", "user_id": "zoe", "renewals": []], nil),
             // zoe added twice.
             (userAdded("zoe", subjects: freshSubjects, relayAddresses: freshRelays), "events[\(last)].event.added_user.user.id: user \"zoe\" exists already"),
             // A consent for a user or a team that does not exist; the twin a new consent of zoe's.
