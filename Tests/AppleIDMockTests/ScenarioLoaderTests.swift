@@ -164,6 +164,63 @@ final class ScenarioLoaderTests: XCTestCase {
         XCTAssertEqual(problems(editing(["users", 0, "email"], "alice")), ["users[0].email: expected an email address"])
     }
 
+    /// The default scenario's one key under these ids, with these primary App IDs (nil: none).
+    private func keys(_ entries: [(String, String?)]) -> JSONValue {
+        .array(entries.map { id, primary in
+            var key: JSONObject = ["key_id": .string(id), "public_key": .string(Scenario.defaultDeveloperPublicKey)]
+            if let primary { key["primary_app_id"] = .string(primary) }
+            return .object(key)
+        })
+    }
+
+    func testScenario_RefusesAThirdKeyForAPrimaryAppID_AndAKeyBoundToNoPrimaryAppID_NamingThePath() throws {
+        XCTAssertEqual(problems(editing(["teams", 0, "developer_keys"], keys([("MOCKKEY001", nil), ("MOCKKEY002", nil), ("MOCKKEY003", nil)]))),
+                       ["teams[0].developer_keys: expected at most 2 Sign in with Apple keys for the primary App ID com.example.app, found 3 "
+                        + "(Apple's limit; a key without primary_app_id counts for every primary App ID)"])
+        XCTAssertEqual(problems(editing(["teams", 0, "developer_keys"], keys([("MOCKKEY001", "com.example.app"), ("MOCKKEY002", nil), ("MOCKKEY003", "com.example.app")]))),
+                       ["teams[0].developer_keys: expected at most 2 Sign in with Apple keys for the primary App ID com.example.app, found 3 "
+                        + "(Apple's limit; a key without primary_app_id counts for every primary App ID)"])
+        XCTAssertEqual(problems(editing(["teams", 0, "developer_keys"], keys([("MOCKKEY001", "com.example.web")]))),
+                       ["teams[0].developer_keys[0].primary_app_id: expected the client_id of a primary App ID of this team (an app_id without primary_app_id)"])
+        // Twins: two keys, with or without their primary App ID, load; a second primary App ID takes two of its own.
+        let two = try Scenario.load(json: JSONWriter.compact(.object(editing(["teams", 0, "developer_keys"],
+                                                                              keys([("MOCKKEY001", nil), ("MOCKKEY002", "com.example.app")])))))
+        XCTAssertEqual(two.teams[0].developerKeys.map(\.primaryAppID), [nil, "com.example.app"])
+        XCTAssertEqual(try Scenario.load(json: Array(two.prettyJSON.utf8)), two)
+        var other = editing(["teams", 0, "developer_keys"], keys([("MOCKKEY001", "com.example.app"), ("MOCKKEY002", "com.example.app"),
+                                                                  ("MOCKKEY003", "com.example.other"), ("MOCKKEY004", "com.example.other")]))
+        guard case .array(var teams)? = other["teams"], case .object(var team) = teams[0], case .array(var clients)? = team["clients"] else { return XCTFail() }
+        clients.append(["client_id": "com.example.other", "type": "app_id"])
+        team["clients"] = .array(clients)
+        teams[0] = .object(team)
+        other["teams"] = .array(teams)
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(other))).teams[0].developerKeys.count, 4)
+    }
+
+    func testScenario_WebsiteURLsPerServicesID_AreTenForAnIndividualsTeam_AHundredForAnOrganizations() throws {
+        func uris(_ count: Int) -> JSONValue { .array((0..<count).map { .string("https://app.example.com/callback/\($0)") }) }
+        func individual(_ object: JSONObject) -> JSONObject {
+            guard case .array(var teams)? = object["teams"], case .object(var team) = teams[0] else { return object }
+            team["type"] = "individual"
+            teams[0] = .object(team)
+            var edited = object
+            edited["teams"] = .array(teams)
+            return edited
+        }
+        XCTAssertEqual(problems(individual(editing(["teams", 0, "clients", 1, "redirect_uris"], uris(11)))),
+                       ["teams[0].clients[1].redirect_uris: expected at most 10 website URLs for a Services ID of an individual's team "
+                        + "(Apple's limit: 10 for an individual, 100 for an organization; the team's type is individual)"])
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(individual(editing(["teams", 0, "clients", 1, "redirect_uris"], uris(10))))))
+                        .teams[0].kind, .individual)
+        // An organization (the default when type is absent): 100, and 101 refused.
+        XCTAssertEqual(try Scenario.load(json: JSONWriter.compact(.object(editing(["teams", 0, "clients", 1, "redirect_uris"], uris(100)))))
+                        .teams[0].kind, .organization)
+        XCTAssertEqual(problems(editing(["teams", 0, "clients", 1, "redirect_uris"], uris(101))),
+                       ["teams[0].clients[1].redirect_uris: expected at most 100 website URLs for a Services ID of an organization's team "
+                        + "(Apple's limit: 10 for an individual, 100 for an organization; the team's type is organization)"])
+        XCTAssertEqual(problems(editing(["teams", 0, "type"], "company")), [#"teams[0].type: expected "organization" or "individual", found "company""#])
+    }
+
     func testScenario_RejectsDuplicatesAndDanglingReferences() {
         XCTAssertEqual(problems(editing(["users", 1, "id"], "alice")), ["users[1].id: duplicate user id \"alice\""])
         XCTAssertEqual(problems(editing(["teams", 0, "clients", 1, "client_id"], "com.example.app")),

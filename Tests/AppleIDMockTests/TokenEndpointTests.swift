@@ -184,6 +184,18 @@ final class TokenEndpointTests: XCTestCase {
         try assertTokenAnswer(try await mock.postForm("/auth/token", base + [("refresh_token", refresh)]), keys: ["access_token", "token_type", "expires_in", "id_token"])
     }
 
+    func testTokenEndpoint_AKeyConfiguredWithAnotherPrimaryAppID_SignsNoSecretForThisGroup() async throws {
+        for (primary, expected) in [("com.example.other", 400), ("com.example.app", 200)] {
+            let mock = try frozenClient { configuration in
+                configuration.scenario.teams[0].clients.append(Scenario.Client(clientID: "com.example.other", kind: .appID))
+                configuration.scenario.teams[0].developerKeys[0].primaryAppID = primary
+            }
+            let answer = try await mock.clientCredentials()
+            XCTAssertEqual(answer.status, expected, "\(primary): \(answer.text)")
+            if expected == 400 { XCTAssertEqual(answer.text, #"{"error":"invalid_client"}"#) }
+        }
+    }
+
     func testTokenEndpoint_ReturnsInvalidRequest_WhenFieldDuplicated() async throws {
         let mock = try frozenClient()
         let base = [("client_id", "com.example.web"), ("client_secret", try await mock.secret()), ("grant_type", "client_credentials"),

@@ -15,7 +15,7 @@ extension AppleIDDomain {
         guard let clientID else { throw .invalidClient.because("client_id missing") }
         guard let entry = clients.entry(clientID) else { throw .invalidClient.because("client_id \(LogText.clip(clientID)) is not a client in the scenario") }
         guard let clientSecret else { throw .invalidClient.because("client_secret missing") }
-        return SignedClient(entry: entry, claims: try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID))
+        return SignedClient(entry: entry, claims: try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID, groupID: entry.groupID))
     }
 
     /// `POST /auth/token` (§1.3): authenticates the client, then runs the grant. The secret's

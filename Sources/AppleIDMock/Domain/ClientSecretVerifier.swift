@@ -12,7 +12,7 @@ package struct ClientSecretVerifier: Sendable {
     /// Apple's audience for client secrets.
     static let audience = "https://appleid.apple.com"
 
-    private let keys: [String: [String: P256PublicKey]]
+    private let keys: [String: [String: (key: P256PublicKey, primaryAppID: String?)]]
     private let leeway: Int64
     private let clock: Compatibility.ClientSecretClock
     private let audienceArray: Compatibility.AudienceArray
@@ -22,10 +22,11 @@ package struct ClientSecretVerifier: Sendable {
     /// A verifier for the scenario's teams and their developer keys; `realTime` is the system
     /// clock, read when the scenario checks secrets against real time and to word a refusal.
     init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
-        var keys: [String: [String: P256PublicKey]] = [:]
+        var keys: [String: [String: (key: P256PublicKey, primaryAppID: String?)]] = [:]
         for team in scenario.teams {
             for key in team.developerKeys {
-                keys[team.teamID, default: [:]][key.keyID] = try? P256PublicKey(pem: key.publicKeyPEM)
+                guard let publicKey = try? P256PublicKey(pem: key.publicKeyPEM) else { continue }
+                keys[team.teamID, default: [:]][key.keyID] = (publicKey, key.primaryAppID)
             }
         }
         self.keys = keys
@@ -36,10 +37,12 @@ package struct ClientSecretVerifier: Sendable {
     }
 
     /// The claims of `secret` once its signature is checked (no clock involved), so the time
-    /// checks can run inside the operation that uses the clock; throws `invalid_client`.
-    func signedClaims(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
+    /// checks can run inside the operation that uses the clock; throws `invalid_client`. A key
+    /// configured with a primary App ID signs for that app group (`groupID`) only. (A secret
+    /// remembered as verified was so for its `sub`'s group: a client of another group fails `sub`.)
+    func signedClaims(_ secret: String, teamID: String, groupID: String) throws(OAuthError) -> JSONObject {
         if let claims = verified.claims(of: secret, teamID: teamID) { return claims }
-        return try verifySignature(secret, teamID: teamID)
+        return try verifySignature(secret, teamID: teamID, groupID: groupID)
     }
 
     /// Checks signed claims for `clientID` of `teamID` at mock time `now` (or real time, as the
@@ -144,7 +147,7 @@ package struct ClientSecretVerifier: Sendable {
     /// The claims of `secret` when it is an ES256 JWS signed by a developer key of `teamID`.
     /// A backend sends the same secret for months, so a good signature is remembered: the
     /// claims are still checked against the clock on every request.
-    private func verifySignature(_ secret: String, teamID: String) throws(OAuthError) -> JSONObject {
+    private func verifySignature(_ secret: String, teamID: String, groupID: String) throws(OAuthError) -> JSONObject {
         let token: CompactJWS
         do {
             token = try CompactJWS.parse(secret)
@@ -155,8 +158,11 @@ package struct ClientSecretVerifier: Sendable {
             throw .invalidClient.because("client_secret alg is \(Self.claim(token.header["alg"])), not ES256")
         }
         guard case .string(let keyID)? = token.header["kid"] else { throw .invalidClient.because("client_secret header has no kid") }
-        guard let key = keys[teamID]?[keyID] else {
+        guard let (key, primaryAppID) = keys[teamID]?[keyID] else {
             throw .invalidClient.because("client_secret kid \(LogText.clip(keyID)) is not a developer key of team \(teamID)")
+        }
+        if let primaryAppID, primaryAppID != groupID {
+            throw .invalidClient.because("client_secret kid \(keyID) is configured with the primary App ID \(primaryAppID), not \(groupID)")
         }
         guard token.verifyES256(with: key) else {
             if token.header["crit"] != nil { throw .invalidClient.because("client_secret header has crit, which Apple does not understand") }

@@ -66,10 +66,12 @@ extension Scenario.Team {
     var json: JSONValue {
         var object = JSONObject()
         object["team_id"] = .string(teamID)
+        if kind != .organization { object["type"] = .string(kind.rawValue) }
         object["developer_keys"] = .array(developerKeys.map { key in
             var entry = JSONObject()
             entry["key_id"] = .string(key.keyID)
             entry["public_key"] = .string(key.publicKeyPEM)
+            if let primary = key.primaryAppID { entry["primary_app_id"] = .string(primary) }
             return .object(entry)
         })
         object["clients"] = .array(clients.map { client in

@@ -136,14 +136,15 @@ extension Scenario {
     }
 
     private static func readTeam(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Team? {
-        guard let object = reader.object(value, at: path, known: ["team_id", "developer_keys", "clients", "notification_url", "email_sources"]) else {
+        guard let object = reader.object(value, at: path, known: ["team_id", "type", "developer_keys", "clients", "notification_url", "email_sources"]) else {
             return nil
         }
         let teamID = reader.string(object, "team_id", at: path, check: ScenarioRules.appleID(kind: "Team ID"))
         let keys = reader.array(object, "developer_keys", at: path, required: true).compactMap { item, keyPath -> DeveloperKey? in
-            guard let key = reader.object(item, at: keyPath, known: ["key_id", "public_key"]) else { return nil }
+            guard let key = reader.object(item, at: keyPath, known: ["key_id", "public_key", "primary_app_id"]) else { return nil }
             return DeveloperKey(keyID: reader.string(key, "key_id", at: keyPath, check: ScenarioRules.appleID(kind: "Key ID")),
-                                publicKeyPEM: reader.string(key, "public_key", at: keyPath, check: ScenarioRules.p256PublicKey))
+                                publicKeyPEM: reader.string(key, "public_key", at: keyPath, check: ScenarioRules.p256PublicKey),
+                                primaryAppID: reader.optionalString(key, "primary_app_id", at: keyPath))
         }
         let clients = reader.array(object, "clients", at: path, required: true).compactMap { readClient($0.0, at: $0.1, reader) }
         let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.notificationURL)
@@ -167,7 +168,9 @@ extension Scenario {
             }
             sources = EmailSources(domains: domains, addresses: addresses, spfFailing: spfFailing)
         }
-        return Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL, emailSources: sources)
+        var team = Team(teamID: teamID, developerKeys: keys, clients: clients, notificationURL: notificationURL, emailSources: sources)
+        team.kind = reader.choice(object, "type", at: path, default: Team.Kind.organization)
+        return team
     }
 
     private static func readClient(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Client? {
@@ -269,6 +272,26 @@ extension Scenario {
         return AutoApprove(user: reader.string(object, "user", at: path), hideEmail: hide)
     }
 
+    /// A team's keys: each `primary_app_id` names a primary App ID of the team, and no primary
+    /// App ID has more than two keys (§3, §10 [D]); a key with no `primary_app_id` counts for
+    /// every primary App ID.
+    private static func checkDeveloperKeys(_ team: Team, at teamPath: String, _ reader: ScenarioReader) {
+        let primaries = team.clients.filter { $0.kind == .appID && $0.primaryAppID == nil }.map(\.clientID)
+        for (keyIndex, key) in team.developerKeys.enumerated() {
+            if let primary = key.primaryAppID, !primaries.contains(primary) {
+                reader.report("\(teamPath).developer_keys[\(keyIndex)].primary_app_id",
+                              "expected the client_id of a primary App ID of this team (an app_id without primary_app_id)")
+            }
+        }
+        for primary in primaries {
+            let count = team.developerKeys.filter { $0.primaryAppID == nil || $0.primaryAppID == primary }.count
+            guard count > DeveloperKey.maxPerPrimaryAppID else { continue }
+            reader.report("\(teamPath).developer_keys", "expected at most \(DeveloperKey.maxPerPrimaryAppID) Sign in with Apple keys for the primary App ID "
+                          + "\(primary), found \(count) (Apple's limit; a key without primary_app_id counts for every primary App ID)")
+            return
+        }
+    }
+
     /// Rules that span several objects: unique ids, references, knobs. (`strict_redirect_uris`
     /// holds for return URLs per authorize request, as Apple's rule does, so a scenario loads
     /// either way; a notification URL is registered once, so with it an http one is refused here.)
@@ -290,6 +313,7 @@ extension Scenario {
                 reader.report("\(teamPath).clients", "expected at most \(maxClients) clients across all teams")
             }
             let appIDs = Set(team.clients.filter { $0.kind == .appID }.map(\.clientID))
+            checkDeveloperKeys(team, at: teamPath, reader)
             for (clientIndex, client) in team.clients.enumerated() {
                 let clientPath = "\(teamPath).clients[\(clientIndex)]"
                 if !client.clientID.isEmpty && !clientIDs.insert(client.clientID).inserted {
@@ -297,6 +321,10 @@ extension Scenario {
                 }
                 if client.kind == .appID && !client.redirectURIs.isEmpty {
                     reader.report("\(clientPath).redirect_uris", "expected no redirect URIs on an app_id (return URLs belong to Services IDs)")
+                }
+                if client.redirectURIs.count > team.kind.maxWebsiteURLs {
+                    reader.report("\(clientPath).redirect_uris", "expected at most \(team.kind.maxWebsiteURLs) website URLs for a Services ID of an \(team.kind.rawValue)'s team "
+                                  + "(Apple's limit: 10 for an individual, 100 for an organization; the team's type is \(team.kind.rawValue))")
                 }
                 if let primary = client.primaryAppID {
                     if primary == client.clientID || !appIDs.contains(primary) {

@@ -80,8 +80,22 @@ public struct Scenario: Sendable, Equatable {
 
     /// A developer team (apple-behaviour.md §3, §6).
     package struct Team: Sendable, Equatable {
+        /// Whose developer account the team is: it decides how many website URLs a Services ID
+        /// takes (§10 [D]: 10 for an individual, 100 for an organization).
+        package enum Kind: String, Sendable, Equatable, CaseIterable {
+            /// An organization's account (the default).
+            case organization
+            /// One person's account.
+            case individual
+
+            /// Most website URLs (return URLs) one Services ID registers.
+            var maxWebsiteURLs: Int { self == .individual ? 10 : 100 }
+        }
+
         /// 10-character Team ID, the client_secret `iss`.
         package var teamID: String
+        /// Individual or organization (`type`; default organization).
+        package var kind: Kind = .organization
         /// Sign in with Apple private keys registered for the team (the halves that verify).
         package var developerKeys: [DeveloperKey]
         /// App IDs and Services IDs.
@@ -167,11 +181,18 @@ public struct Scenario: Sendable, Equatable {
         package var keyID: String
         /// SubjectPublicKeyInfo PEM of the P-256 key.
         package var publicKeyPEM: String
+        /// The primary App ID the key is configured with (§3 [D]); it signs client secrets for
+        /// that app group only. Nil: for every app group of the team (the mock's shorthand).
+        package var primaryAppID: String?
+
+        /// Most Sign in with Apple keys one primary App ID has (§3, §10 [D]).
+        static let maxPerPrimaryAppID = 2
 
         /// A key from its parts.
-        package init(keyID: String, publicKeyPEM: String) {
+        package init(keyID: String, publicKeyPEM: String, primaryAppID: String? = nil) {
             self.keyID = keyID
             self.publicKeyPEM = publicKeyPEM
+            self.primaryAppID = primaryAppID
         }
     }
 
