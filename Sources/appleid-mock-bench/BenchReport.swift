@@ -176,6 +176,10 @@ struct BenchReport {
                          "3 users " + ms(few.statedP99), fraction(scenario.statedRatio), "<= 2.00", met(scenario.statedRatio <= 2)])
             rows.append(["  native sign-in of the last user p99 (p50), \(users) users", "\(ms(many.signInP99)) (\(ms(many.signInP50)))",
                          "3 users " + ms(few.signInP99), fraction(scenario.signInRatio), "<= 2.00", met(scenario.signInRatio <= 2)])
+            let listGrowth = many.listPeakMiB - many.listIdleMiB
+            rows.append(["  GET /__mock/users, \(users) users in \(many.listPages) pages: memory idle -> peak",
+                         String(format: "%.1f MiB -> %.1f MiB", many.listIdleMiB, many.listPeakMiB), "", String(format: "+%.1f MiB", listGrowth),
+                         "within 20 MB", met(listGrowth * 1.048576 <= 20)])
             rows.append(["  each user with a consent and a transfer: credential state p99 (p50)", "\(ms(many.transferredStatedP99)) (\(ms(many.transferredStatedP50)))",
                          "3 users " + ms(few.transferredStatedP99), fraction(scenario.transferredStatedRatio), "<= 2.00",
                          met(scenario.transferredStatedRatio <= 2)])
@@ -331,6 +335,7 @@ struct BenchReport {
                 ["users": run.users, "file_bytes": run.fileBytes, "start_s": run.startSeconds, "credential_state_p50_ms": run.statedP50,
                  "credential_state_p99_ms": run.statedP99, "sign_in_p50_ms": run.signInP50, "sign_in_p99_ms": run.signInP99,
                  "transferred_credential_state_p99_ms": run.transferredStatedP99, "transferred_sign_in_p99_ms": run.transferredSignInP99,
+                 "users_list_idle_mib": run.listIdleMiB, "users_list_peak_mib": run.listPeakMiB, "users_list_pages": run.listPages,
                  "failures": run.failures]
             }
             figures["scenario_users"] = ["few": run(scenario.few), "many": run(scenario.many), "credential_state_p99_ratio": scenario.statedRatio,

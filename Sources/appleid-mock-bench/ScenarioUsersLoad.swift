@@ -27,6 +27,11 @@ struct ScenarioUsersLoad {
         var transferredStatedP99 = 0.0
         var transferredSignInP50 = 0.0
         var transferredSignInP99 = 0.0
+        /// Resident memory idle after start, and the most while `GET /__mock/users` was read
+        /// page by page, MiB; the pages read.
+        var listIdleMiB = 0.0
+        var listPeakMiB = 0.0
+        var listPages = 0
         /// Requests that did not answer as expected.
         var failures: Int
     }
@@ -116,6 +121,14 @@ struct ScenarioUsersLoad {
         let (state, sign) = (Percentiles(stated), Percentiles(signIns))
         var run = Run(users: scenario.count, fileBytes: scenario.bytes, startSeconds: startSeconds, statedP50: state.median,
                       statedP99: state.value(0.99), signInP50: sign.median, signInP99: sign.value(0.99), failures: failures)
+        // Every user listed, a page at a time: the server's memory stays that of one page.
+        run.listIdleMiB = server.residentMiB
+        run.listPeakMiB = run.listIdleMiB
+        let listed = try UsersPages.all(connection) { _ in
+            run.listPages += 1
+            run.listPeakMiB = max(run.listPeakMiB, server.residentMiB)
+        }
+        if listed.count != scenario.count { run.failures += 1 }
         run.failures += try transferEveryone(port: server.port, connection: connection, secret: secret)
         stated = []
         signIns = []
@@ -138,10 +151,7 @@ struct ScenarioUsersLoad {
     /// Every user signs in on the web (a consent in the first team, no signature: the code is not
     /// redeemed) and is transferred to the second team; returns the requests that failed.
     private static func transferEveryone(port: Int, connection: RawConnection, secret: String) throws -> Int {
-        let list = try connection.exchange(Array("GET /__mock/users HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-        guard list.status == 200, let users = (try? JSONSerialization.jsonObject(with: Data(list.body)) as? [String: Any])?["users"] as? [[String: Any]] else {
-            throw ServerProcess.Failure(description: "GET /__mock/users answered \(list.status)")
-        }
+        let users = try UsersPages.all(connection)
         let people: [(id: String, sub: String)] = users.compactMap { user in
             guard let id = user["id"] as? String, let teams = user["teams"] as? [[String: Any]],
                   let sub = teams.first(where: { $0["team_id"] as? String == "MOCKTEAM01" })?["sub"] as? String else { return nil }

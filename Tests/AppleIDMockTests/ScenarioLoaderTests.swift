@@ -130,6 +130,17 @@ final class ScenarioLoaderTests: XCTestCase {
                        [.init(path: "$", message: "expected at most 33554432 bytes, found 33554433")])
     }
 
+    func testAtScale_Scenario_OfMoreThan100000Users_IsRefusedNamingUsers_AndOf100000Loads() throws {
+        func file(users: Int) -> [UInt8] {
+            var object = defaultObject()
+            object["users"] = .array((0..<users).map { .object(["id": .string("u\($0)"), "email": .string("u\($0)@example.com")]) })
+            return JSONWriter.compact(.object(object))
+        }
+        XCTAssertEqual(problems(file(users: 100_001)),
+                       ["users: expected at most 100000 users, found 100001 (the most the mock holds, with those added at run time)"])
+        XCTAssertEqual(try Scenario.load(json: file(users: 100_000)).users.count, 100_000)
+    }
+
     func testScenario_RejectsUnknownKeys() {
         var object = defaultObject()
         object["colour"] = "blue"

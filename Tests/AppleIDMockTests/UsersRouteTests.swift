@@ -6,6 +6,33 @@ import XCTest
 
 /// `/__mock/users` in memory: runtime users, their subs and relay addresses, and the refusals.
 final class UsersRouteTests: XCTestCase {
+    func testUsersRoute_ListsAPageAtATime_WithTheTotalAndTheNextOffset_AndRefusesBadPaging() async throws {
+        let mock = try frozenClient()
+        func page(_ query: String) async throws -> (ids: [String?], total: JSONValue?, next: JSONValue?) {
+            let answer = try await mock.get("/__mock/users" + query)
+            XCTAssertEqual(answer.status, 200, answer.text)
+            let object = try jsonObject(answer.body)
+            return (object["users"]?.arrayValue?.map { $0.objectValue?["id"]?.stringValue } ?? [], object["total"], object["next_offset"])
+        }
+        let all = try await page("")
+        XCTAssertEqual(all.ids, ["alice", "bob", "carol"])
+        XCTAssertEqual(all.total, .int(3))
+        XCTAssertEqual(all.next, .null)
+        let first = try await page("?limit=2")
+        XCTAssertEqual(first.ids, ["alice", "bob"])
+        XCTAssertEqual(first.next, .int(2))
+        let second = try await page("?offset=2&limit=2")
+        XCTAssertEqual(second.ids, ["carol"])
+        XCTAssertEqual(second.next, .null)
+        let past = try await page("?offset=7")
+        XCTAssertEqual(past.ids, [])
+        XCTAssertEqual(past.total, .int(3))
+        assertControl(try await mock.get("/__mock/users?limit=0"), 400, #"{"error":"expected an integer from 1 to 1000","field":"limit"}"#)
+        assertControl(try await mock.get("/__mock/users?limit=1001"), 400, #"{"error":"expected an integer from 1 to 1000","field":"limit"}"#)
+        assertControl(try await mock.get("/__mock/users?offset=-1"), 400, #"{"error":"expected an integer from 0 to 100000","field":"offset"}"#)
+        assertControl(try await mock.get("/__mock/users?page=2"), 400, #"{"error":"unknown parameter (expected offset, limit)","field":"page"}"#)
+    }
+
     func testUsersRoute_AddsAUser_AnsweringItsSubAndRelayAddressPerTeam() async throws {
         let mock = try startTwoTeamMock()
         let id = freshUserID()

@@ -6,9 +6,15 @@ import MiniHTTP
 ///
 /// - `POST /__mock/users` `{"id", "email", "given_name"?, "family_name"?, "hide_email"?, "real_user_status"?,
 ///   "relay_domain"?}` → 201, the user with its `sub` and relay address per team; a duplicate id → 409
-/// - `GET /__mock/users` → `{"users": [...]}`, each with `deleted`
+/// - `GET /__mock/users[?offset=N&limit=N]` → `{"users": [...], "total", "next_offset"}`, each with
+///   `deleted`: a page of at most `limit` (default and most 1,000) users from `offset`, in order;
+///   `next_offset` is where the next page starts, null after the last. Memory stays that of one
+///   page, however many users there are.
 struct UsersEndpoint: Sendable {
     let domain: AppleIDDomain
+
+    /// Most users one page lists.
+    static let pageLimit = 1000
 
     /// Adds a user.
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -32,9 +38,30 @@ struct UsersEndpoint: Sendable {
         return ControlResponse.json(.object(json(UserAccount(user: added, addedAtRuntime: true))), status: HTTPStatus(201))
     }
 
-    /// Lists the users in order.
-    func list(_ request: HTTPRequest) -> HTTPResponse {
-        ControlResponse.json(.object(["users": .array(domain.users.map { .object(json($0)) })]))
+    /// Lists a page of the users, in order.
+    func list(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        var offset = 0
+        var limit = Self.pageLimit
+        for (name, value) in query {
+            switch name {
+            case "offset":
+                guard let number = Int(value), number >= 0, number <= World.maxUserCount else {
+                    throw ControlRequest.Failure(message: "expected an integer from 0 to \(World.maxUserCount)", field: "offset")
+                }
+                offset = number
+            case "limit":
+                guard let number = Int(value), (1...Self.pageLimit).contains(number) else {
+                    throw ControlRequest.Failure(message: "expected an integer from 1 to \(Self.pageLimit)", field: "limit")
+                }
+                limit = number
+            default:
+                throw ControlRequest.Failure(message: "unknown parameter (expected offset, limit)", field: name)
+            }
+        }
+        let (page, total) = domain.users(offset: offset, limit: limit)
+        let next = offset + page.count < total ? JSONValue.int(Int64(offset + page.count)) : .null
+        return ControlResponse.json(.object(["users": .array(page.map { .object(json($0)) }), "total": .int(Int64(total)), "next_offset": next]))
     }
 
     /// A user with its identifiers in every team.

@@ -166,6 +166,17 @@ extension AppleIDDomain {
     /// Every user in order, with their account state.
     package var users: [UserAccount] { owner.read { world, _ in world.userOrder.compactMap { world.users[$0] } } }
 
+    /// At most `limit` users from `offset` in order, and how many there are: a page, read
+    /// without copying the rest.
+    package func users(offset: Int, limit: Int) -> (users: [UserAccount], total: Int) {
+        owner.read { world, _ in
+            let order = world.userOrder
+            let start = min(max(0, offset), order.count)
+            let end = start + min(max(0, limit), order.count - start)
+            return (order[start..<end].compactMap { world.users[$0] }, order.count)
+        }
+    }
+
     /// The user with this id.
     package func user(_ userID: String) -> UserAccount? { owner.read { world, _ in world.users[userID] } }
 

@@ -1,10 +1,11 @@
 extension World {
-    /// Most users the mock holds (scenario and runtime together), fewer with many teams.
-    static let maxUsers = 100_000
+    /// Most users this scenario's mock holds (scenario and runtime together): 100,000, or fewer
+    /// when users times teams would pass `Scenario.maxUserTeamPairs` (the index holds two
+    /// identifiers per pair).
+    var userCapacity: Int { Scenario.maxUsers(teams: context.scenario.teams.count) }
 
-    /// Most users this scenario's mock holds: `maxUsers`, or fewer when users times teams would
-    /// pass `Scenario.maxUserTeamPairs` (the index holds two identifiers per pair).
-    var userCapacity: Int { min(Self.maxUsers, Scenario.maxUsers(teams: context.scenario.teams.count)) }
+    /// Most users any mock holds.
+    static var maxUserCount: Int { Scenario.maxUserCount }
 
     /// Adds a user at runtime (the scenario's rules were checked by the caller), with the
     /// identifiers computed before the lock was taken.

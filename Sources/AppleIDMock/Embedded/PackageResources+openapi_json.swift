@@ -2869,8 +2869,8 @@ extension PackageResources {
         "tags": [
           "Control API"
         ],
-        "summary": "Every user with account state",
-        "description": "Scenario users and those added at run time, in order, with their `sub` and relay address in every team.",
+        "summary": "Users with account state, a page at a time",
+        "description": "At most `limit` users (default and most 1000) from `offset`, in order; `next_offset` is where the next page starts, null after the last. The server's memory stays that of one page.",
         "operationId": "listUsers",
         "responses": {
           "200": {
@@ -2888,12 +2888,39 @@ extension PackageResources {
           },
           "403": {
             "$ref": "#/components/responses/ControlForbidden"
+          },
+          "400": {
+            "$ref": "#/components/responses/ControlBadRequest"
           }
         },
         "security": [
           {},
           {
             "controlToken": []
+          }
+        ],
+        "parameters": [
+          {
+            "name": "offset",
+            "in": "query",
+            "required": false,
+            "description": "The first user's place in the order (0 is the first).",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 100000
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "required": false,
+            "description": "Most users in the page (default 1000).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000
+            }
           }
         ]
       },
@@ -4884,6 +4911,8 @@ extension PackageResources {
       "UserList": {
         "type": "object",
         "required": [
+          "next_offset",
+          "total",
           "users"
         ],
         "properties": {
@@ -4892,6 +4921,19 @@ extension PackageResources {
             "items": {
               "$ref": "#/components/schemas/User"
             }
+          },
+          "total": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "How many users there are."
+          },
+          "next_offset": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "minimum": 0,
+            "description": "The next page's offset; null after the last page."
           }
         },
         "additionalProperties": false

@@ -59,7 +59,7 @@ enum Routes {
         router.control(.post, "/__mock/keys/{kid}/activate", .deferred(keys.activate), summary: "Makes a published key sign new tokens")
         router.control(.delete, "/__mock/keys/{kid}", .deferred(keys.retire), summary: "Retires a key from /auth/keys")
         let users = UsersEndpoint(domain: domain)
-        router.control(.get, "/__mock/users", .deferred(users.list), summary: "Every user with account state")
+        router.control(.get, "/__mock/users", .deferred(users.list), summary: "Users with account state, a page at a time")
         router.control(.post, "/__mock/users", .deferred(users.add),
                    summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"])
         router.control(.post, "/__mock/reset", .deferred(ResetEndpoint(domain: domain).handle),

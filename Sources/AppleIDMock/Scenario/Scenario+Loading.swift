@@ -12,8 +12,12 @@ extension Scenario {
     /// so users times teams is bounded, in the scenario and at runtime.
     static let maxUserTeamPairs = 2_000_000
 
-    /// Most users a scenario of `teams` teams holds, its own and runtime ones together.
-    static func maxUsers(teams: Int) -> Int { maxUserTeamPairs / max(1, teams) }
+    /// Most users the mock holds, the scenario's and runtime ones together (docs/limits.md).
+    static let maxUserCount = 100_000
+
+    /// Most users a scenario of `teams` teams holds, its own and runtime ones together:
+    /// `maxUserCount`, or fewer when users times teams would pass `maxUserTeamPairs`.
+    static func maxUsers(teams: Int) -> Int { min(maxUserCount, maxUserTeamPairs / max(1, teams)) }
 
     /// Reads and validates the scenario file at `path`. Beyond `load(json:)`, a file that names
     /// `signing_keys.directory` must name a directory that exists, except the built-in default
@@ -352,8 +356,11 @@ extension Scenario {
             }
         }
         if scenario.users.count > maxUsers(teams: scenario.teams.count) {
-            reader.report("users", "expected at most \(maxUsers(teams: scenario.teams.count)) users with \(scenario.teams.count) teams "
-                          + "(each user has a sub and a relay address in every team; at most \(maxUserTeamPairs) pairs)")
+            let most = maxUsers(teams: scenario.teams.count)
+            reader.report("users", most == maxUserCount
+                          ? "expected at most \(maxUserCount) users, found \(scenario.users.count) (the most the mock holds, with those added at run time)"
+                          : "expected at most \(most) users with \(scenario.teams.count) teams "
+                            + "(each user has a sub and a relay address in every team; at most \(maxUserTeamPairs) pairs)")
         }
         var userIDs = Set<String>()
         for (index, user) in scenario.users.enumerated() where !user.id.isEmpty && !userIDs.insert(user.id).inserted {

@@ -346,8 +346,16 @@ def test_faults_Incident_ReproducesAppleOutage_UntilItsMinutesPass_AndAnUnknownO
         # The outage lasts its minute of mock time; then Apple's endpoint answers again.
         mock.advance_clock(61)
         assert _exchange_status(mock.url, code, mock.client_secret("com.example.app")) == 200
-        assert mock.faults.clear(incident="token-endpoint-outage") == len(installed["faults"])
+        # Its time over, the incident ended: nothing left to clear, and the clock set back brings nothing back.
         assert mock.faults.list() == []
+        assert mock.faults.clear(incident="token-endpoint-outage") == 0
+        mock.advance_clock(-120)
+        assert mock.faults.list() == []
+        # Apple's own answer (the secret's iat is now after mock now: 400), not the outage's 503.
+        assert _exchange_status(mock.url, code, mock.client_secret("com.example.app")) == 400
+        # Twin: an incident cleared while it acts.
+        installed = mock.faults.incident("token-endpoint-outage", minutes=1)
+        assert mock.faults.clear(incident="token-endpoint-outage") == len(installed["faults"])
         # The twin: an incident the mock does not know, refused with the field named.
         with pytest.raises(AppleIDMockError, match=r"^POST /__mock/faults answered 400: .* \(field incident\)$"):
             mock.faults.incident("no-such-incident")
