@@ -55,7 +55,7 @@ extension DomainEvent {
         case .clockChanged(let clock, let now):
             return [("now", .string(RFC3339.format(now))), ("frozen", .bool(clock.isFrozen))]
         case .userAdded(let added):
-            return [("user", .string(added.user.id)), ("email", .string(added.user.email))]
+            return [("user", .string(added.user.id)), ("email", added.user.managed ? .null : .string(added.user.email))]
         case .transferStarted(let record):
             return [("user", .string(record.userID)), ("from_team", .string(record.fromTeam)), ("to_team", .string(record.toTeam)),
                     ("transfer_sub", .string(record.transferSubject))]

@@ -5,7 +5,7 @@ import MiniHTTP
 /// login" never leaks between tests.
 ///
 /// - `POST /__mock/users` `{"id", "email", "given_name"?, "family_name"?, "hide_email"?, "real_user_status"?,
-///   "relay_domain"?}` → 201, the user with its `sub` and relay address per team; a duplicate id → 409
+///   "relay_domain"?, "managed"?}` (a managed account takes no email) → 201, the user with its `sub` and relay address per team; a duplicate id → 409
 /// - `GET /__mock/users[?offset=N&limit=N]` → `{"users": [...], "total", "next_offset"}`, each with
 ///   `deleted`: a page of at most `limit` (default and most 1,000) users from `offset`, in order;
 ///   `next_offset` is where the next page starts, null after the last. Memory stays that of one
@@ -18,7 +18,14 @@ struct UsersEndpoint: Sendable {
 
     /// Adds a user.
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"])
+        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed"])
+        // A Work & School (managed) account without an email: no email, nothing to hide.
+        let managed = try body.optionalBool("managed") ?? false
+        if managed {
+            for field in ["email", "hide_email"] where body.object[field] != nil && body.object[field] != .null && body.object[field] != .bool(false) {
+                throw ControlRequest.Failure(message: "expected none on a managed account (managed: a Work & School Apple Account without an email)", field: field)
+            }
+        }
         let status = try body.optionalInt("real_user_status") ?? 2
         guard (0...2).contains(status) else { throw ControlRequest.Failure(message: "expected 0, 1 or 2", field: "real_user_status") }
         var relayDomain = domain.scenario.compatibility.relayDomain
@@ -29,11 +36,12 @@ struct UsersEndpoint: Sendable {
             }
             relayDomain = chosen
         }
-        let user = Scenario.User(id: try body.string("id"), email: try body.string("email"),
+        var user = Scenario.User(id: try body.string("id"), email: managed ? "" : try body.string("email"),
                                  givenName: try body.optionalString("given_name", maxBytes: 256) ?? "",
                                  familyName: try body.optionalString("family_name", maxBytes: 256) ?? "",
                                  hideEmail: try body.optionalBool("hide_email") ?? false, realUserStatus: Int(status),
                                  relayDomain: relayDomain)
+        user.managed = managed
         let added = try domain.addUser(user)
         return ControlResponse.json(.object(json(UserAccount(user: added, addedAtRuntime: true))), status: HTTPStatus(201))
     }
@@ -69,7 +77,8 @@ struct UsersEndpoint: Sendable {
         let user = account.user
         var object = JSONObject()
         object["id"] = .string(user.id)
-        object["email"] = .string(user.email)
+        object["email"] = user.managed ? .null : .string(user.email)
+        if user.managed { object["managed"] = .bool(true) }
         object["given_name"] = .string(user.givenName)
         object["family_name"] = .string(user.familyName)
         object["hide_email"] = .bool(user.hideEmail)

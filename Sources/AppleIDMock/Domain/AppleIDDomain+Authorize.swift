@@ -137,13 +137,16 @@ extension AppleIDDomain {
                                 "lastName": .string(approval.familyName ?? result.user.familyName)])
             }
             var email: JSONValue?
-            if requested.contains("email") {
+            // A managed account without an email gives none (§4 [D]).
+            if requested.contains("email") && !result.user.managed {
                 email = .string(result.hideEmail ? Identity.relayAddress(teamID: result.entry.team.teamID, user: result.user) : result.user.email)
             }
             // form_post's string has name first (observed); Sign in with Apple JS's object, email first (§5).
             let parts = request.responseMode == .webMessage ? [("email", email), ("name", name)] : [("name", name), ("email", email)]
             let userJSON = JSONObject(parts.compactMap { key, value in value.map { (key, $0) } })
-            if request.responseMode == .webMessage {
+            if userJSON.isEmpty {
+                // Nothing to share: no user JSON.
+            } else if request.responseMode == .webMessage {
                 user = userJSON
             } else {
                 parameters.append(("user", String(decoding: JSONWriter.compact(.object(userJSON)), as: UTF8.self)))

@@ -68,7 +68,7 @@ extension AppleIDDomain {
     /// Adds a user at runtime under the scenario's rules; returns it.
     func addUser(_ user: Scenario.User) throws -> Scenario.User {
         if let message = ScenarioRules.userID(user.id) { throw ControlInputError(message: message, field: "id") }
-        if let message = ScenarioRules.email(user.email) { throw ControlInputError(message: message, field: "email") }
+        if !user.managed, let message = ScenarioRules.email(user.email) { throw ControlInputError(message: message, field: "email") }
         for (field, value) in [("given_name", user.givenName), ("family_name", user.familyName)] where value.utf8.count > 256 {
             throw ControlInputError(message: "expected at most 256 bytes", field: field)
         }

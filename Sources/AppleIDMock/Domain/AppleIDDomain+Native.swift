@@ -57,7 +57,7 @@ extension AppleIDDomain {
         } catch {
             throw Self.nativeError(error)
         }
-        let email = result.isFirst && result.consentScopes.contains("email")
+        let email = result.isFirst && result.consentScopes.contains("email") && !result.user.managed
             ? (result.hideEmail ? Identity.relayAddress(teamID: entry.team.teamID, user: result.user) : result.user.email) : nil
         let fullName = result.isFirst && result.consentScopes.contains("name") ? (result.user.givenName, result.user.familyName) : nil
         let token: String

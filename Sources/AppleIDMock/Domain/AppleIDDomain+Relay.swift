@@ -12,6 +12,9 @@ extension AppleIDDomain {
             guard let (teamID, userID) = world.user(relayAddress: address), let account = world.users[userID] else {
                 return .refuse(relayAddress: address, refusal: .unknownRecipient, reason: "no user has the relay address \(address)")
             }
+            if account.user.managed {
+                return .refuse(relayAddress: address, refusal: .unknownRecipient, reason: "\(userID) is a managed account with no email to forward to")
+            }
             if account.deleted { return .refuse(relayAddress: address, refusal: .accountDeleted, reason: "\(userID) deleted their Apple Account") }
             if account.relayDisabledTeams.contains(teamID) {
                 return .refuse(relayAddress: address, refusal: .forwardingDisabled,

@@ -13,7 +13,7 @@ extension World {
         if !request.issuesCode {
             // `/__mock/id-token`: what a sign-in would give now, changing nothing.
             let existing = consents[key]
-            let hide = request.hideEmail ?? existing?.hideEmail ?? user.hideEmail
+            let hide = (request.hideEmail ?? existing?.hideEmail ?? user.hideEmail) && !user.managed
             var claims = identityClaims(for: entry, user: user, scopes: existing?.scopes ?? ["email"], hideEmail: hide, isFirst: existing == nil, now: now)
             claims.nonce = request.nonce
             claims.authTime = now
@@ -22,7 +22,7 @@ extension World {
         }
         guard pendingCodes.count < context.codeCapacity else { throw .capacity(.codes(context.codeCapacity)) }
         let (consent, granted) = authorize(key, scopes: request.scopes.intersection(["name", "email"]),
-                                           hideEmail: request.hideEmail ?? user.hideEmail, now: now)
+                                           hideEmail: (request.hideEmail ?? user.hideEmail) && !user.managed, now: now)
         let isFirst = granted != nil
         // Codes for one consent in one second differ only by their random part (4 letters and 2
         // bytes, about 3e10 values): thousands a second can draw one still pending, which would

@@ -133,7 +133,7 @@ struct World: Sendable {
         var claims = IdentityTokenClaims(issuer: context.issuer, audience: entry.client.clientID,
                                          subject: Identity.subject(teamID: entry.team.teamID, userID: user.id),
                                          issuedAt: now, expiresAt: now + Int64(scenario.lifetimes.idToken))
-        if scopes.contains("email") && (isFirst || scenario.compatibility.emailOnLaterLogins) {
+        if scopes.contains("email") && !user.managed && (isFirst || scenario.compatibility.emailOnLaterLogins) {
             claims.email = email(for: user, team: entry.team.teamID, hidden: hideEmail)
         }
         if let transfer = liveTransfer(userID: user.id, toTeam: entry.team.teamID, now: now) {

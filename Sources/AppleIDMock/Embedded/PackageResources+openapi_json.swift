@@ -2936,68 +2936,139 @@ extension PackageResources {
           "content": {
             "application/json": {
               "schema": {
-                "type": "object",
-                "required": [
-                  "id",
-                  "email"
-                ],
-                "properties": {
-                  "id": {
-                    "type": "string",
-                    "description": "1 to 64 letters, digits, `.`, `-`, `_`, not shaped like a `sub`.",
-                    "maxLength": 64
-                  },
-                  "email": {
-                    "type": "string",
-                    "description": "An email address. At most 4096 UTF-8 bytes.",
-                    "maxLength": 4096
-                  },
-                  "given_name": {
-                    "type": [
-                      "string",
-                      "null"
+                "oneOf": [
+                  {
+                    "type": "object",
+                    "required": [
+                      "id",
+                      "email"
                     ],
-                    "description": "First name. At most 256 UTF-8 bytes.",
-                    "maxLength": 256
+                    "properties": {
+                      "id": {
+                        "type": "string",
+                        "description": "1 to 64 letters, digits, `.`, `-`, `_`, not shaped like a `sub`.",
+                        "maxLength": 64
+                      },
+                      "email": {
+                        "type": "string",
+                        "description": "An email address. At most 4096 UTF-8 bytes.",
+                        "maxLength": 4096
+                      },
+                      "given_name": {
+                        "type": [
+                          "string",
+                          "null"
+                        ],
+                        "description": "First name. At most 256 UTF-8 bytes.",
+                        "maxLength": 256
+                      },
+                      "family_name": {
+                        "type": [
+                          "string",
+                          "null"
+                        ],
+                        "description": "Last name. At most 256 UTF-8 bytes.",
+                        "maxLength": 256
+                      },
+                      "hide_email": {
+                        "type": [
+                          "boolean",
+                          "null"
+                        ],
+                        "description": "Hide My Email by default (false unless given)."
+                      },
+                      "real_user_status": {
+                        "type": [
+                          "integer",
+                          "null"
+                        ],
+                        "minimum": 0,
+                        "maximum": 2,
+                        "description": "0 Unsupported, 1 Unknown, 2 LikelyReal (default)."
+                      },
+                      "relay_domain": {
+                        "type": [
+                          "string",
+                          "null"
+                        ],
+                        "enum": [
+                          "private.icloud.com",
+                          "privaterelay.appleid.com",
+                          null
+                        ],
+                        "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026. Default: the scenario's compatibility.relay_domain."
+                      },
+                      "managed": {
+                        "type": "boolean",
+                        "const": false,
+                        "description": "Not a managed account (the default)."
+                      }
+                    },
+                    "additionalProperties": false
                   },
-                  "family_name": {
-                    "type": [
-                      "string",
-                      "null"
+                  {
+                    "type": "object",
+                    "required": [
+                      "id",
+                      "managed"
                     ],
-                    "description": "Last name. At most 256 UTF-8 bytes.",
-                    "maxLength": 256
-                  },
-                  "hide_email": {
-                    "type": [
-                      "boolean",
-                      "null"
-                    ],
-                    "description": "Hide My Email by default (false unless given)."
-                  },
-                  "real_user_status": {
-                    "type": [
-                      "integer",
-                      "null"
-                    ],
-                    "minimum": 0,
-                    "maximum": 2,
-                    "description": "0 Unsupported, 1 Unknown, 2 LikelyReal (default)."
-                  },
-                  "relay_domain": {
-                    "type": [
-                      "string",
-                      "null"
-                    ],
-                    "enum": [
-                      "private.icloud.com",
-                      "privaterelay.appleid.com",
-                      null
-                    ],
-                    "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026. Default: the scenario's compatibility.relay_domain."
+                    "properties": {
+                      "id": {
+                        "type": "string",
+                        "description": "1 to 64 letters, digits, `.`, `-`, `_`, not shaped like a `sub`.",
+                        "maxLength": 64
+                      },
+                      "given_name": {
+                        "type": [
+                          "string",
+                          "null"
+                        ],
+                        "description": "First name. At most 256 UTF-8 bytes.",
+                        "maxLength": 256
+                      },
+                      "family_name": {
+                        "type": [
+                          "string",
+                          "null"
+                        ],
+                        "description": "Last name. At most 256 UTF-8 bytes.",
+                        "maxLength": 256
+                      },
+                      "hide_email": {
+                        "type": "boolean",
+                        "const": false,
+                        "description": "A managed account has no email to hide."
+                      },
+                      "real_user_status": {
+                        "type": [
+                          "integer",
+                          "null"
+                        ],
+                        "minimum": 0,
+                        "maximum": 2,
+                        "description": "0 Unsupported, 1 Unknown, 2 LikelyReal (default)."
+                      },
+                      "relay_domain": {
+                        "type": [
+                          "string",
+                          "null"
+                        ],
+                        "enum": [
+                          "private.icloud.com",
+                          "privaterelay.appleid.com",
+                          null
+                        ],
+                        "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026. Default: the scenario's compatibility.relay_domain."
+                      },
+                      "managed": {
+                        "type": "boolean",
+                        "const": true,
+                        "description": "A Work & School (managed) Apple Account without an email: the email scope gives none (docs/apple-behaviour.md §4)."
+                      }
+                    },
+                    "additionalProperties": false
                   }
-                },
-                "additionalProperties": false
+                ]
               },
               "examples": {
                 "carol": {
@@ -4852,7 +4923,11 @@ extension PackageResources {
             "type": "string"
           },
           "email": {
-            "type": "string"
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Null for a managed account."
           },
           "given_name": {
             "type": "string"
@@ -4904,6 +4979,11 @@ extension PackageResources {
               },
               "additionalProperties": false
             }
+          },
+          "managed": {
+            "type": "boolean",
+            "const": true,
+            "description": "Present on a managed account without an email."
           }
         },
         "additionalProperties": false

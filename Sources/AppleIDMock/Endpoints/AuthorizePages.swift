@@ -24,7 +24,7 @@ enum AuthorizePages {
         let users = accounts.filter { !$0.deleted }.prefix(100).map(\.user).enumerated().map { index, user in
             """
             <label><input type="radio" name="mock_user" value="\(HTML.escape(user.id))"\(index == 0 ? " checked" : "")> \
-            \(HTML.escape(user.givenName)) \(HTML.escape(user.familyName)) &lt;\(HTML.escape(user.email))&gt;</label>
+            \(HTML.escape(user.givenName)) \(HTML.escape(user.familyName)) \(user.managed ? "(managed, no email)" : "&lt;\(HTML.escape(user.email))&gt;")</label>
             """
         }.joined(separator: "\n")
         var sections = "<fieldset><legend>Apple Account</legend>\n\(users)\n</fieldset>"

@@ -97,7 +97,7 @@ extension Scenario.User {
     var json: JSONValue {
         var object = JSONObject()
         object["id"] = .string(id)
-        object["email"] = .string(email)
+        if managed { object["managed"] = .bool(true) } else { object["email"] = .string(email) }
         object["given_name"] = .string(givenName)
         object["family_name"] = .string(familyName)
         object["hide_email"] = .bool(hideEmail)

@@ -197,14 +197,22 @@ extension Scenario {
 
     private static func readUser(_ value: JSONValue, at path: String, relayDomain: RelayDomain, _ reader: ScenarioReader) -> User? {
         guard let object = reader.object(value, at: path,
-                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"]) else { return nil }
-        return User(id: reader.string(object, "id", at: path, check: ScenarioRules.userID),
-                    email: reader.string(object, "email", at: path, check: ScenarioRules.email),
+                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed"]) else { return nil }
+        let managed = reader.bool(object, "managed", at: path, default: false)
+        if managed {
+            for key in ["email", "hide_email"] where object[key] != nil && object[key] != .null && object[key] != .bool(false) {
+                reader.report(ScenarioReader.child(path, key), "expected none on a managed account (managed: a Work & School Apple Account without an email)")
+            }
+        }
+        var user = User(id: reader.string(object, "id", at: path, check: ScenarioRules.userID),
+                    email: managed ? "" : reader.string(object, "email", at: path, check: ScenarioRules.email),
                     givenName: reader.string(object, "given_name", at: path, default: ""),
                     familyName: reader.string(object, "family_name", at: path, default: ""),
                     hideEmail: reader.bool(object, "hide_email", at: path, default: false),
                     realUserStatus: reader.int(object, "real_user_status", at: path, default: 2, range: 0...2),
                     relayDomain: reader.choice(object, "relay_domain", at: path, default: relayDomain))
+        user.managed = managed
+        return user
     }
 
     private static func readSigningKeys(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> SigningKeys {

@@ -244,6 +244,10 @@ public struct Scenario: Sendable, Equatable {
         /// The domain of the user's relay addresses (`relay_domain`; the scenario's
         /// `compatibility.relay_domain` when the user names none).
         package var relayDomain: RelayDomain
+        /// A Work & School (managed) Apple Account with no email (§4 [D]): the `email` scope
+        /// gives none, in the id_token or the `user` JSON, and there is nothing to hide. `email`
+        /// is empty.
+        package var managed = false
 
         /// A user from its parts.
         init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2,

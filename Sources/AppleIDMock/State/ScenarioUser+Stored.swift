@@ -9,10 +9,12 @@ extension Scenario.User: StoredCodable {
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
         let name: (String) -> String? = { $0.utf8.count <= 256 ? nil : "expected at most 256 bytes" }
-        self.init(id: try reader.string("id", check: ScenarioRules.userID), email: try reader.string("email", check: ScenarioRules.email),
+        let managed = try reader.optionalBool("managed") ?? false
+        self.init(id: try reader.string("id", check: ScenarioRules.userID), email: managed ? "" : try reader.string("email", check: ScenarioRules.email),
                   givenName: try reader.string("given_name", check: name), familyName: try reader.string("family_name", check: name),
                   hideEmail: try reader.bool("hide_email"), realUserStatus: try reader.int("real_user_status", in: 0...2),
                   relayDomain: try reader.choice("relay_domain", RelayDomain.allCases))
+        self.managed = managed
         try reader.finish()
     }
 }

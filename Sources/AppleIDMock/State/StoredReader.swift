@@ -116,6 +116,13 @@ struct StoredReader {
         return flag
     }
 
+    /// `true` or `false`, or nil when absent or null.
+    mutating func optionalBool(_ key: String) throws(StoredStateError) -> Bool? {
+        guard let value = optionalValue(key) else { return nil }
+        guard case .bool(let flag) = value else { throw error(key, "expected true or false") }
+        return flag
+    }
+
     /// An integer within `range` (a `StoredRange`).
     mutating func int64(_ key: String, in range: ClosedRange<Int64>) throws(StoredStateError) -> Int64 {
         guard case .int(let number) = try value(key), range.contains(number) else { throw error(key, StoredRange.expectation(range)) }
