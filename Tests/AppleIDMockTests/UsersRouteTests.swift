@@ -85,7 +85,7 @@ final class UsersRouteTests: XCTestCase {
         assertControl(try await mock.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","hide_email":"yes"}"#), 400,
                       #"{"error":"expected true or false","field":"hide_email"}"#)
         assertControl(try await mock.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","phone":"1"}"#), 400,
-                      #"{"error":"unknown field (expected one of: id, email, given_name, family_name, hide_email, real_user_status, relay_domain, managed)","field":"phone"}"#)
+                      #"{"error":"unknown field (expected one of: id, email, given_name, family_name, hide_email, real_user_status, relay_domain, managed, omit_is_private_email)","field":"phone"}"#)
         assertControl(try await mock.postJSON("/__mock/users", #"{"id":"erin","email":"erin@example.com","relay_domain":"icloud.com"}"#), 400,
                       #"{"error":"expected \"private.icloud.com\" or \"privaterelay.appleid.com\"","field":"relay_domain"}"#)
         let fetched = try await mock.get("/__mock/users")

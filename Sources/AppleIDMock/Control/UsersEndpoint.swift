@@ -18,7 +18,8 @@ struct UsersEndpoint: Sendable {
 
     /// Adds a user.
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed"])
+        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed",
+                                                                "omit_is_private_email"])
         // A Work & School (managed) account without an email: no email, nothing to hide.
         let managed = try body.optionalBool("managed") ?? false
         if managed {
@@ -42,6 +43,7 @@ struct UsersEndpoint: Sendable {
                                  hideEmail: try body.optionalBool("hide_email") ?? false, realUserStatus: Int(status),
                                  relayDomain: relayDomain)
         user.managed = managed
+        user.omitsPrivateEmail = try body.optionalBool("omit_is_private_email") ?? false
         let added = try domain.addUser(user)
         return ControlResponse.json(.object(json(UserAccount(user: added, addedAtRuntime: true))), status: HTTPStatus(201))
     }
@@ -79,6 +81,7 @@ struct UsersEndpoint: Sendable {
         object["id"] = .string(user.id)
         object["email"] = user.managed ? .null : .string(user.email)
         if user.managed { object["managed"] = .bool(true) }
+        if user.omitsPrivateEmail { object["omit_is_private_email"] = .bool(true) }
         object["given_name"] = .string(user.givenName)
         object["family_name"] = .string(user.familyName)
         object["hide_email"] = .bool(user.hideEmail)

@@ -26,6 +26,9 @@ struct IdentityTokenClaims: Sendable, Equatable {
     package var email: String?
     /// `email_verified`; Apple's addresses are always verified.
     var emailVerified = true
+    /// Whether `is_private_email` is left out though `email` is a relay address: Apple did so
+    /// for some relay users in 2025 (§4 [O]); the user's `omit_is_private_email`.
+    var omitsPrivateEmail = false
     /// `auth_time`: absent after a refresh.
     var authTime: Int64?
     /// `nonce_supported`: always `true` today.
@@ -58,7 +61,7 @@ struct IdentityTokenClaims: Sendable, Equatable {
             claims["email"] = .string(email)
             claims["email_verified"] = Self.boolean(emailVerified, compatibility.emailVerified)
             // Present only for relay addresses (§4 [O]).
-            if Identity.isRelayAddress(email) { claims["is_private_email"] = Self.boolean(true, compatibility.isPrivateEmail) }
+            if Identity.isRelayAddress(email) && !omitsPrivateEmail { claims["is_private_email"] = Self.boolean(true, compatibility.isPrivateEmail) }
         }
         if let authTime { claims["auth_time"] = .int(authTime) }
         claims["nonce_supported"] = .bool(nonceSupported)

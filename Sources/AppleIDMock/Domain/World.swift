@@ -135,6 +135,7 @@ struct World: Sendable {
                                          issuedAt: now, expiresAt: now + Int64(scenario.lifetimes.idToken))
         if scopes.contains("email") && !user.managed && (isFirst || scenario.compatibility.emailOnLaterLogins) {
             claims.email = email(for: user, team: entry.team.teamID, hidden: hideEmail)
+            claims.omitsPrivateEmail = user.omitsPrivateEmail
         }
         if let transfer = liveTransfer(userID: user.id, toTeam: entry.team.teamID, now: now) {
             claims.transferSubject = transfer.transferSubject

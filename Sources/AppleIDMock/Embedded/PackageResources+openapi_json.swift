@@ -3002,6 +3002,10 @@ extension PackageResources {
                         "type": "boolean",
                         "const": false,
                         "description": "Not a managed account (the default)."
+                      },
+                      "omit_is_private_email": {
+                        "type": "boolean",
+                        "description": "The id_token leaves is_private_email out even for this user's relay address, as Apple did for some relay users in 2025 (observed)."
                       }
                     },
                     "additionalProperties": false
@@ -3064,6 +3068,10 @@ extension PackageResources {
                         "type": "boolean",
                         "const": true,
                         "description": "A Work & School (managed) Apple Account without an email: the email scope gives none (docs/apple-behaviour.md §4)."
+                      },
+                      "omit_is_private_email": {
+                        "type": "boolean",
+                        "description": "The id_token leaves is_private_email out even for this user's relay address, as Apple did for some relay users in 2025 (observed)."
                       }
                     },
                     "additionalProperties": false
@@ -4984,6 +4992,11 @@ extension PackageResources {
             "type": "boolean",
             "const": true,
             "description": "Present on a managed account without an email."
+          },
+          "omit_is_private_email": {
+            "type": "boolean",
+            "const": true,
+            "description": "Present when the user's id_tokens leave is_private_email out."
           }
         },
         "additionalProperties": false

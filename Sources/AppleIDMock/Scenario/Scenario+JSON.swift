@@ -103,6 +103,7 @@ extension Scenario.User {
         object["hide_email"] = .bool(hideEmail)
         object["real_user_status"] = .int(Int64(realUserStatus))
         object["relay_domain"] = .string(relayDomain.rawValue)
+        if omitsPrivateEmail { object["omit_is_private_email"] = .bool(true) }
         return .object(object)
     }
 }

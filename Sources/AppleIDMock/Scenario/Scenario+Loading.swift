@@ -197,7 +197,8 @@ extension Scenario {
 
     private static func readUser(_ value: JSONValue, at path: String, relayDomain: RelayDomain, _ reader: ScenarioReader) -> User? {
         guard let object = reader.object(value, at: path,
-                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed"]) else { return nil }
+                                         known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed",
+                                                 "omit_is_private_email"]) else { return nil }
         let managed = reader.bool(object, "managed", at: path, default: false)
         if managed {
             for key in ["email", "hide_email"] where object[key] != nil && object[key] != .null && object[key] != .bool(false) {
@@ -212,6 +213,7 @@ extension Scenario {
                     realUserStatus: reader.int(object, "real_user_status", at: path, default: 2, range: 0...2),
                     relayDomain: reader.choice(object, "relay_domain", at: path, default: relayDomain))
         user.managed = managed
+        user.omitsPrivateEmail = reader.bool(object, "omit_is_private_email", at: path, default: false)
         return user
     }
 

@@ -248,6 +248,9 @@ public struct Scenario: Sendable, Equatable {
         /// gives none, in the id_token or the `user` JSON, and there is nothing to hide. `email`
         /// is empty.
         package var managed = false
+        /// `omit_is_private_email`: the id_token leaves `is_private_email` out even when `email`
+        /// is this user's relay address, as Apple did for some relay users in 2025 (§4 [O]).
+        package var omitsPrivateEmail = false
 
         /// A user from its parts.
         init(id: String, email: String, givenName: String, familyName: String, hideEmail: Bool = false, realUserStatus: Int = 2,

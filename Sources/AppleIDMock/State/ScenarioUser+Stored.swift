@@ -15,6 +15,7 @@ extension Scenario.User: StoredCodable {
                   hideEmail: try reader.bool("hide_email"), realUserStatus: try reader.int("real_user_status", in: 0...2),
                   relayDomain: try reader.choice("relay_domain", RelayDomain.allCases))
         self.managed = managed
+        omitsPrivateEmail = try reader.optionalBool("omit_is_private_email") ?? false
         try reader.finish()
     }
 }
