@@ -184,6 +184,21 @@ final class ScenarioLoaderTests: XCTestCase {
         })
     }
 
+    func testScenario_PropagationSeconds_OnAClientAndAKey_FromZeroToAWeek_NamingThePath() throws {
+        for path in [["teams", 0, "clients", 1, "propagation_seconds"], ["teams", 0, "developer_keys", 0, "propagation_seconds"]] as [[Any]] {
+            let shown = path.map { "\($0)" }.joined(separator: ".").replacingOccurrences(of: ".0.", with: "[0].").replacingOccurrences(of: ".1.", with: "[1].")
+            XCTAssertEqual(problems(editing(path, .int(604_801))), ["\(shown): expected an integer from 0 to 604800, found 604801"])
+            XCTAssertEqual(problems(editing(path, .int(-1))), ["\(shown): expected an integer from 0 to 604800, found -1"])
+            XCTAssertEqual(problems(editing(path, "3600")), ["\(shown): expected an integer from 0 to 604800, found \"3600\""])
+            // Twins: a week, and none.
+            let loaded = try Scenario.load(json: JSONWriter.compact(.object(editing(path, .int(604_800)))))
+            XCTAssertEqual(path[2] as? String == "clients" ? loaded.teams[0].clients[1].propagationSeconds : loaded.teams[0].developerKeys[0].propagationSeconds, 604_800)
+            XCTAssertEqual(try Scenario.load(json: Array(loaded.prettyJSON.utf8)), loaded)
+            XCTAssertNotEqual(loaded, Scenario.default)
+        }
+        XCTAssertFalse(Scenario.default.prettyJSON.contains("propagation_seconds"))
+    }
+
     func testScenario_RefusesAThirdKeyForAPrimaryAppID_AndAKeyBoundToNoPrimaryAppID_NamingThePath() throws {
         XCTAssertEqual(problems(editing(["teams", 0, "developer_keys"], keys([("MOCKKEY001", nil), ("MOCKKEY002", nil), ("MOCKKEY003", nil)]))),
                        ["teams[0].developer_keys: expected at most 2 Sign in with Apple keys for the primary App ID com.example.app, found 3 "

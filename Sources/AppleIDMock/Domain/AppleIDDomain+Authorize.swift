@@ -43,6 +43,14 @@ extension AppleIDDomain {
         guard entry.client.kind == .servicesID else {
             throw .clientOrRedirect("client_id", "client_id \(clientID) is an App ID; web sign-in needs a Services ID")
         }
+        if entry.client.propagationSeconds > 0 {
+            // A new Services ID shows Apple's invalid_client page until it propagates (§3 [O]).
+            let seconds = Int64(entry.client.propagationSeconds)
+            let (now, start) = owner.read { world, now in (now, world.start) }
+            if now < start &+ seconds {
+                throw .unknownClient(ClientSecretVerifier.propagating("client_id \(clientID)", seconds: seconds, now: now, start: start))
+            }
+        }
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else { throw .unsupported("redirect_uri", "redirect_uri missing") }
         guard entry.client.redirectURIs.contains(redirectURI) else {
             throw .clientOrRedirect("redirect_uri", "redirect_uri \(LogText.clip(redirectURI)) is not registered for \(clientID)"

@@ -5,8 +5,15 @@ extension AppleIDDomain {
     /// returns its directory entry or throws `invalid_client`.
     func authenticateClient(clientID: String?, clientSecret: String?, now: Int64) throws(OAuthError) -> ClientDirectory.Entry {
         let client = try signedClient(clientID: clientID, clientSecret: clientSecret)
-        try client.check(clientSecrets, at: now)
+        try client.check(clientSecrets, at: now, start: owner.read { world, _ in world.start })
         return client.entry
+    }
+
+    /// Checks `client` at mock time now, outside an operation (for a request refused before it
+    /// reaches the state, or that changes nothing).
+    func checkNow(_ client: SignedClient) throws(OAuthError) {
+        let (now, start) = owner.read { world, now in (now, world.start) }
+        try client.check(clientSecrets, at: now, start: start)
     }
 
     /// The client of a request whose `client_secret` signature checked out; its claims are
@@ -15,7 +22,8 @@ extension AppleIDDomain {
         guard let clientID else { throw .invalidClient.because("client_id missing") }
         guard let entry = clients.entry(clientID) else { throw .invalidClient.because("client_id \(LogText.clip(clientID)) is not a client in the scenario") }
         guard let clientSecret else { throw .invalidClient.because("client_secret missing") }
-        return SignedClient(entry: entry, claims: try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID, groupID: entry.groupID))
+        let (claims, keyID) = try clientSecrets.signedClaims(clientSecret, teamID: entry.team.teamID, groupID: entry.groupID)
+        return SignedClient(entry: entry, claims: claims, keyID: keyID)
     }
 
     /// `POST /auth/token` (§1.3): authenticates the client, then runs the grant. The secret's
@@ -53,18 +61,18 @@ extension AppleIDDomain {
         switch request.grantType {
         case "authorization_code":
             guard let code = request.code, !code.isEmpty else {
-                try client.check(verifier, at: now)
+                try checkNow(client)
                 throw OAuthError.invalidRequest.because("code missing")
             }
             let granted = try owner.perform { world, now, changes throws(OAuthError) in
-                try client.check(verifier, at: now)
+                try client.check(verifier, at: now, start: world.start)
                 return try world.redeem(code: code, entry: entry, redirectURI: request.redirectURI, verifier: request.codeVerifier, now: now, &changes)
             }.0
             return (TokenAnswer(accessToken: granted.accessToken, expiresIn: lifetime, refreshToken: granted.refreshToken.map { .issued($0) } ?? .none,
                                 idToken: nil), granted)
         case "refresh_token":
             guard let token = request.refreshToken, !token.isEmpty else {
-                try client.check(verifier, at: now)
+                try checkNow(client)
                 // The refresh token sent as `code`: Apple answers unsupported_grant_type (§1.3, observed).
                 if let code = request.code, !code.isEmpty {
                     throw OAuthError.unsupportedGrantType.because("grant_type refresh_token with the token in code, not refresh_token")
@@ -72,7 +80,7 @@ extension AppleIDDomain {
                 throw OAuthError.invalidRequest.because("refresh_token missing")
             }
             let granted = try owner.perform { world, now, changes throws(OAuthError) in
-                try client.check(verifier, at: now)
+                try client.check(verifier, at: now, start: world.start)
                 return try world.refresh(token: token, entry: entry, now: now, &changes)
             }.0
             let compatibility = scenario.compatibility
@@ -80,7 +88,7 @@ extension AppleIDDomain {
                                 refreshToken: compatibility.refreshReturnsRefreshToken ? .issued(token) : .omitted, idToken: nil),
                     compatibility.refreshReturnsIDToken ? granted : nil)
         case "client_credentials":
-            try client.check(verifier, at: now)
+            try checkNow(client)
             // Only for team-transfer migration (§8 [D]).
             guard request.scope == "user.migration" else {
                 throw OAuthError.invalidScope.because("client_credentials needs scope user.migration, got \(request.scope.map(LogText.clip) ?? "none")")
@@ -88,10 +96,10 @@ extension AppleIDDomain {
             let token = try owner.perform { world, now, changes throws(OAuthError) in try world.clientCredentials(entry: entry, now: now, &changes) }.0
             return (TokenAnswer(accessToken: token, expiresIn: lifetime, refreshToken: .omitted, idToken: nil), nil)
         case nil:
-            try client.check(verifier, at: now)
+            try checkNow(client)
             throw OAuthError.invalidRequest.because("grant_type missing")
         case let other?:
-            try client.check(verifier, at: now)
+            try checkNow(client)
             throw OAuthError.unsupportedGrantType.because(
                 "grant_type \(LogText.clip(other)) is not authorization_code, refresh_token or client_credentials")
         }

@@ -12,7 +12,7 @@ package struct ClientSecretVerifier: Sendable {
     /// Apple's audience for client secrets.
     static let audience = "https://appleid.apple.com"
 
-    private let keys: [String: [String: (key: P256PublicKey, primaryAppID: String?)]]
+    private let keys: [String: [String: DeveloperKeyEntry]]
     private let leeway: Int64
     private let clock: Compatibility.ClientSecretClock
     private let audienceArray: Compatibility.AudienceArray
@@ -22,11 +22,12 @@ package struct ClientSecretVerifier: Sendable {
     /// A verifier for the scenario's teams and their developer keys; `realTime` is the system
     /// clock, read when the scenario checks secrets against real time and to word a refusal.
     init(scenario: Scenario, realTime: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
-        var keys: [String: [String: (key: P256PublicKey, primaryAppID: String?)]] = [:]
+        var keys: [String: [String: DeveloperKeyEntry]] = [:]
         for team in scenario.teams {
             for key in team.developerKeys {
                 guard let publicKey = try? P256PublicKey(pem: key.publicKeyPEM) else { continue }
-                keys[team.teamID, default: [:]][key.keyID] = (publicKey, key.primaryAppID)
+                keys[team.teamID, default: [:]][key.keyID] = DeveloperKeyEntry(key: publicKey, primaryAppID: key.primaryAppID,
+                                                                               propagationSeconds: Int64(key.propagationSeconds))
             }
         }
         self.keys = keys
@@ -40,9 +41,27 @@ package struct ClientSecretVerifier: Sendable {
     /// checks can run inside the operation that uses the clock; throws `invalid_client`. A key
     /// configured with a primary App ID signs for that app group (`groupID`) only. (A secret
     /// remembered as verified was so for its `sub`'s group: a client of another group fails `sub`.)
-    func signedClaims(_ secret: String, teamID: String, groupID: String) throws(OAuthError) -> JSONObject {
-        if let claims = verified.claims(of: secret, teamID: teamID) { return claims }
+    func signedClaims(_ secret: String, teamID: String, groupID: String) throws(OAuthError) -> (claims: JSONObject, keyID: String) {
+        if let known = verified.claims(of: secret, teamID: teamID) { return known }
         return try verifySignature(secret, teamID: teamID, groupID: groupID)
+    }
+
+    /// Refuses a client or key that is still propagating at mock time `now` (§3 [O]): each
+    /// answers `invalid_client` until its `propagation_seconds` after `start`, the mock clock's
+    /// start or last reset.
+    func checkPropagated(client: Scenario.Client, keyID: String, teamID: String, now: Int64, start: Int64) throws(OAuthError) {
+        if client.propagationSeconds > 0, now < start &+ Int64(client.propagationSeconds) {
+            throw .invalidClient.because(Self.propagating("client_id \(client.clientID)", seconds: Int64(client.propagationSeconds), now: now, start: start))
+        }
+        if let key = keys[teamID]?[keyID], key.propagationSeconds > 0, now < start &+ key.propagationSeconds {
+            throw .invalidClient.because(Self.propagating("developer key \(keyID)", seconds: key.propagationSeconds, now: now, start: start))
+        }
+    }
+
+    /// The refusal's reason for an item still propagating.
+    static func propagating(_ item: String, seconds: Int64, now: Int64, start: Int64) -> String {
+        "\(item) is still propagating at Apple until mock time \(time(start &+ seconds)) (propagation_seconds \(seconds) after the clock's "
+            + "start \(time(start)); now \(time(now))): move the clock on with POST /__mock/clock"
     }
 
     /// Checks signed claims for `clientID` of `teamID` at mock time `now` (or real time, as the
@@ -147,7 +166,7 @@ package struct ClientSecretVerifier: Sendable {
     /// The claims of `secret` when it is an ES256 JWS signed by a developer key of `teamID`.
     /// A backend sends the same secret for months, so a good signature is remembered: the
     /// claims are still checked against the clock on every request.
-    private func verifySignature(_ secret: String, teamID: String, groupID: String) throws(OAuthError) -> JSONObject {
+    private func verifySignature(_ secret: String, teamID: String, groupID: String) throws(OAuthError) -> (claims: JSONObject, keyID: String) {
         let token: CompactJWS
         do {
             token = try CompactJWS.parse(secret)
@@ -158,10 +177,11 @@ package struct ClientSecretVerifier: Sendable {
             throw .invalidClient.because("client_secret alg is \(Self.claim(token.header["alg"])), not ES256")
         }
         guard case .string(let keyID)? = token.header["kid"] else { throw .invalidClient.because("client_secret header has no kid") }
-        guard let (key, primaryAppID) = keys[teamID]?[keyID] else {
+        guard let entry = keys[teamID]?[keyID] else {
             throw .invalidClient.because("client_secret kid \(LogText.clip(keyID)) is not a developer key of team \(teamID)")
         }
-        if let primaryAppID, primaryAppID != groupID {
+        let key = entry.key
+        if let primaryAppID = entry.primaryAppID, primaryAppID != groupID {
             throw .invalidClient.because("client_secret kid \(keyID) is configured with the primary App ID \(primaryAppID), not \(groupID)")
         }
         guard token.verifyES256(with: key) else {
@@ -173,8 +193,8 @@ package struct ClientSecretVerifier: Sendable {
             throw .invalidClient.because("client_secret signature does not verify with key \(keyID) of team \(teamID)")
         }
         guard let claims = token.payloadJSON else { throw .invalidClient.because("client_secret payload is not a JSON object") }
-        verified.remember(secret, teamID: teamID, claims: claims)
-        return claims
+        verified.remember(secret, teamID: teamID, claims: claims, keyID: keyID)
+        return (claims, keyID)
     }
 
     /// A claim as the log shows it: a string clipped, anything else by its JSON kind.
@@ -214,19 +234,29 @@ package struct ClientSecretVerifier: Sendable {
 /// Secrets whose signature checked out, per team; bounded, dropped wholesale when full.
 private final class VerifiedSecrets: Sendable {
     private static let capacity = 256
-    private let entries = Mutex<[String: (teamID: String, claims: JSONObject)]>([:])
+    private let entries = Mutex<[String: (teamID: String, claims: JSONObject, keyID: String)]>([:])
 
-    func claims(of secret: String, teamID: String) -> JSONObject? {
+    func claims(of secret: String, teamID: String) -> (claims: JSONObject, keyID: String)? {
         entries.withLock { entries in
             guard let entry = entries[secret], entry.teamID == teamID else { return nil }
-            return entry.claims
+            return (entry.claims, entry.keyID)
         }
     }
 
-    func remember(_ secret: String, teamID: String, claims: JSONObject) {
+    func remember(_ secret: String, teamID: String, claims: JSONObject, keyID: String) {
         entries.withLock { entries in
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[secret] = (teamID, claims)
+            entries[secret] = (teamID, claims, keyID)
         }
     }
+}
+
+/// A team's Sign in with Apple key as the verifier holds it.
+private struct DeveloperKeyEntry: Sendable {
+    /// The verifying key.
+    let key: P256PublicKey
+    /// The primary App ID it is configured with, if any (§3).
+    let primaryAppID: String?
+    /// Its propagation after the clock's start (`Scenario.DeveloperKey.propagationSeconds`).
+    let propagationSeconds: Int64
 }

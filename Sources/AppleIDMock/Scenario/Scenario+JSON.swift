@@ -72,6 +72,7 @@ extension Scenario.Team {
             entry["key_id"] = .string(key.keyID)
             entry["public_key"] = .string(key.publicKeyPEM)
             if let primary = key.primaryAppID { entry["primary_app_id"] = .string(primary) }
+            if key.propagationSeconds > 0 { entry["propagation_seconds"] = .int(Int64(key.propagationSeconds)) }
             return .object(entry)
         })
         object["clients"] = .array(clients.map { client in
@@ -81,6 +82,7 @@ extension Scenario.Team {
             entry["redirect_uris"] = .array(client.redirectURIs.map(JSONValue.string))
             entry["primary_app_id"] = client.primaryAppID.map(JSONValue.string) ?? .null
             entry["notification_url"] = client.notificationURL.map(JSONValue.string) ?? .null
+            if client.propagationSeconds > 0 { entry["propagation_seconds"] = .int(Int64(client.propagationSeconds)) }
             return .object(entry)
         })
         object["notification_url"] = notificationURL.map(JSONValue.string) ?? .null

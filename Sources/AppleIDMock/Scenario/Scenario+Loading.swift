@@ -145,10 +145,12 @@ extension Scenario {
         }
         let teamID = reader.string(object, "team_id", at: path, check: ScenarioRules.appleID(kind: "Team ID"))
         let keys = reader.array(object, "developer_keys", at: path, required: true).compactMap { item, keyPath -> DeveloperKey? in
-            guard let key = reader.object(item, at: keyPath, known: ["key_id", "public_key", "primary_app_id"]) else { return nil }
-            return DeveloperKey(keyID: reader.string(key, "key_id", at: keyPath, check: ScenarioRules.appleID(kind: "Key ID")),
-                                publicKeyPEM: reader.string(key, "public_key", at: keyPath, check: ScenarioRules.p256PublicKey),
-                                primaryAppID: reader.optionalString(key, "primary_app_id", at: keyPath))
+            guard let key = reader.object(item, at: keyPath, known: ["key_id", "public_key", "primary_app_id", "propagation_seconds"]) else { return nil }
+            var developerKey = DeveloperKey(keyID: reader.string(key, "key_id", at: keyPath, check: ScenarioRules.appleID(kind: "Key ID")),
+                                            publicKeyPEM: reader.string(key, "public_key", at: keyPath, check: ScenarioRules.p256PublicKey),
+                                            primaryAppID: reader.optionalString(key, "primary_app_id", at: keyPath))
+            developerKey.propagationSeconds = reader.int(key, "propagation_seconds", at: keyPath, default: 0, range: 0...DeveloperKey.maxPropagationSeconds)
+            return developerKey
         }
         let clients = reader.array(object, "clients", at: path, required: true).compactMap { readClient($0.0, at: $0.1, reader) }
         let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.notificationURL)
@@ -178,7 +180,8 @@ extension Scenario {
     }
 
     private static func readClient(_ value: JSONValue, at path: String, _ reader: ScenarioReader) -> Client? {
-        guard let object = reader.object(value, at: path, known: ["client_id", "type", "redirect_uris", "primary_app_id", "notification_url"]) else { return nil }
+        guard let object = reader.object(value, at: path, known: ["client_id", "type", "redirect_uris", "primary_app_id", "notification_url",
+                                                                            "propagation_seconds"]) else { return nil }
         let clientID = reader.string(object, "client_id", at: path, check: ScenarioRules.clientID)
         let kind = reader.choice(object, "type", at: path, default: Client.Kind.appID)
         if object["type"] == nil { reader.report(ScenarioReader.child(path, "type"), "missing required key") }
@@ -192,7 +195,9 @@ extension Scenario {
         }
         let primary = reader.optionalString(object, "primary_app_id", at: path)
         let notificationURL = reader.optionalString(object, "notification_url", at: path, check: ScenarioRules.notificationURL)
-        return Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary, notificationURL: notificationURL)
+        var client = Client(clientID: clientID, kind: kind, redirectURIs: uris, primaryAppID: primary, notificationURL: notificationURL)
+        client.propagationSeconds = reader.int(object, "propagation_seconds", at: path, default: 0, range: 0...DeveloperKey.maxPropagationSeconds)
+        return client
     }
 
     private static func readUser(_ value: JSONValue, at path: String, relayDomain: RelayDomain, _ reader: ScenarioReader) -> User? {

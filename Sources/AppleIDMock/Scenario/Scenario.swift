@@ -184,6 +184,14 @@ public struct Scenario: Sendable, Equatable {
         /// The primary App ID the key is configured with (§3 [D]); it signs client secrets for
         /// that app group only. Nil: for every app group of the team (the mock's shorthand).
         package var primaryAppID: String?
+        /// Seconds of mock time after the clock's start (or a reset) during which the key is
+        /// still propagating at Apple: a secret it signs answers `invalid_client` (§3 [O], hours up
+        /// to about two days after creation). 0: propagated.
+        package var propagationSeconds = 0
+
+        /// The longest propagation a scenario may give a key or client: a week (Apple's reported
+        /// delays reach about two days).
+        static let maxPropagationSeconds = 7 * 86400
 
         /// Most Sign in with Apple keys one primary App ID has (§3, §10 [D]).
         static let maxPerPrimaryAppID = 2
@@ -216,6 +224,10 @@ public struct Scenario: Sendable, Equatable {
         var primaryAppID: String?
         /// On a primary App ID: where its app group's server-to-server notifications go (§7).
         var notificationURL: String?
+        /// Seconds of mock time after the clock's start (or a reset) during which the client is
+        /// still propagating at Apple: the token, revoke and migration endpoints answer
+        /// `invalid_client` for it, and the authorize page shows `invalid_client` (§3 [O]). 0: propagated.
+        package var propagationSeconds = 0
 
         /// A client from its parts.
         package init(clientID: String, kind: Kind, redirectURIs: [String] = [], primaryAppID: String? = nil, notificationURL: String? = nil) {
