@@ -36,35 +36,41 @@ final class IdentityTokenEndpointTests: XCTestCase {
         XCTAssertEqual(claims["email_verified"], true)
     }
 
-    func testIdentityToken_RelayDomain_NewOnPrivateICloud_LegacyByKnobOrUser_PrivateOnBoth() async throws {
-        // Today's Apple: private.icloud.com. The scenario-wide knob moves everyone to the legacy
-        // domain; a user's own relay_domain wins over the knob.
+    func testIdentityToken_RelayDomain_ByKnobOrUser_OnEachOfTheThree_PrivateOnEach() async throws {
+        // Today's Apple issues on privaterelay.appleid.com (the knob's default, set here
+        // explicitly); a user's own relay_domain wins over the knob: private.icloud.com, where
+        // Apple moves new ones, or icloud.com, which newer docs also name (§6).
         var document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(Scenario.default.prettyJSON.utf8)) as? [String: Any])
         var compatibility = try XCTUnwrap(document["compatibility"] as? [String: Any])
         compatibility["relay_domain"] = "privaterelay.appleid.com"
         document["compatibility"] = compatibility
         document["users"] = [["id": "bob", "email": "bob@example.com", "hide_email": true],
-                             ["id": "carol", "email": "carol@example.com", "hide_email": true, "relay_domain": "private.icloud.com"]]
+                             ["id": "carol", "email": "carol@example.com", "hide_email": true, "relay_domain": "private.icloud.com"],
+                             ["id": "dave", "email": "dave@icloud.com", "hide_email": true, "relay_domain": "icloud.com"]]
         let scenario = try Scenario.load(json: Array(try JSONSerialization.data(withJSONObject: document)))
-        XCTAssertEqual(scenario.users.map(\.relayDomain), [.privateRelayAppleID, .privateICloud])
+        XCTAssertEqual(scenario.users.map(\.relayDomain), [.privateRelayAppleID, .privateICloud, .iCloud])
         let mock = try startClient { $0.scenario = scenario }
-        for (user, domain) in [("bob", "privaterelay.appleid.com"), ("carol", "private.icloud.com")] {
+        for (user, domain) in [("bob", "privaterelay.appleid.com"), ("carol", "private.icloud.com"), ("dave", "icloud.com")] {
             let answer = try jsonObject(try await post(mock, #"{"user":"\#(user)"}"#).body)
             let claims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(answer["id_token"]?.stringValue)).payloadJSON)
             XCTAssertEqual(claims["email"], .string(Identity.relayAddress(teamID: "MOCKTEAM01", userID: user, domain: RelayDomain(rawValue: domain)!)))
             XCTAssertTrue(claims["email"]?.stringValue?.hasSuffix("@" + domain) == true, user)
             XCTAssertEqual(claims["is_private_email"], true, user)
         }
-        // The twin: a real address is not private; a domain that only looks like a relay one is not either.
+        // The twins: a real address is not private, on icloud.com too (dave's own); a domain that
+        // only looks like a relay one is no relay domain.
         XCTAssertTrue(Identity.isRelayAddress("x8sqp2dgvv@PRIVATE.icloud.com"))
-        XCTAssertFalse(Identity.isRelayAddress("x8sqp2dgvv@icloud.com"))
         XCTAssertFalse(Identity.isRelayAddress("x8sqp2dgvv@private.icloud.com.example"))
+        let own = try jsonObject(try await post(mock, #"{"user":"dave","hide_email":false}"#).body)
+        let ownClaims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(own["id_token"]?.stringValue)).payloadJSON)
+        XCTAssertEqual(ownClaims["email"], "dave@icloud.com")
+        XCTAssertNil(ownClaims["is_private_email"])
         let plain = try jsonObject(try await post(mock, #"{"user":"bob","hide_email":false}"#).body)
         let plainClaims = try XCTUnwrap(try CompactJWS.parse(try XCTUnwrap(plain["id_token"]?.stringValue)).payloadJSON)
         XCTAssertEqual(plainClaims["email"], "bob@example.com")
         XCTAssertNil(plainClaims["is_private_email"])
         // A bad value is refused at its path.
-        document["users"] = [["id": "u", "email": "u@example.com", "relay_domain": "icloud.com"]]
+        document["users"] = [["id": "u", "email": "u@example.com", "relay_domain": "apple.com"]]
         XCTAssertThrowsError(try Scenario.load(json: Array(try JSONSerialization.data(withJSONObject: document)))) { error in
             XCTAssertTrue(String(describing: error).contains("users[0].relay_domain"), String(describing: error))
         }

@@ -112,6 +112,26 @@ final class RelayMailTests: XCTestCase {
         XCTAssertEqual(verdicts(try XCTUnwrap(try mail(server).last)), ["direct"])
     }
 
+    func testRelay_OnICloudCom_ForwardsToTheUserWhoHoldsTheAddress_AndKeepsAnyOtherICloudAddressAsDirectMail() throws {
+        let server = try start()
+        defer { server.stop() }
+        let added = try server.postJSON("/__mock/users", #"{"id":"dave","email":"dave@example.net","hide_email":true,"relay_domain":"icloud.com"}"#)
+        XCTAssertEqual(added.status, 201, String(decoding: added.body, as: UTF8.self))
+        let dave = relay("dave", domain: .iCloud)
+        XCTAssertTrue(dave.hasSuffix("@icloud.com"), dave)
+        XCTAssertEqual(try rcpt(server, from: "noreply@example.com", to: dave), "250 2.1.5 Ok")
+        XCTAssertEqual(try rcpt(server, from: "noreply@example.org", to: dave), "550 5.1.1 <noreply@example.org>: unauthorized sender")
+        // Someone's own iCloud address (or Hide My Email) is no relay address of the mock: direct
+        // mail, accepted; on a relay-only domain the same local part is an unknown relay address.
+        XCTAssertEqual(try rcpt(server, from: "noreply@example.org", to: "someone@iCloud.com"), "250 2.1.5 Ok")
+        XCTAssertEqual(try rcpt(server, from: "noreply@example.com", to: "someone@privaterelay.appleid.com"),
+                       "550 5.1.1 <someone@privaterelay.appleid.com>: user not found")
+        _ = try converse(server, from: "noreply@example.com", to: [dave, "someone@icloud.com"])
+        let last = try XCTUnwrap(try mail(server).last)
+        XCTAssertEqual(verdicts(last), ["forwarded", "direct"])
+        XCTAssertEqual(last["recipients"]?.arrayValue?.first?.objectValue?["real_address"], "dave@example.net")
+    }
+
     /// `RCPT TO` for one recipient; the reply to it.
     private func rcpt(_ server: AppleIDMockServer, from sender: String, to recipient: String) throws -> String {
         let client = try RawHTTPClient(port: try XCTUnwrap(server.smtpPort))

@@ -299,9 +299,15 @@ final class StateImportBoundsTests: XCTestCase {
             (userAdded("imp1", subjects: freshSubjects, relayAddresses: freshRelays), nil),
             // A relay address off the relay domains (probe Q8); its twin on the other relay domain.
             (userAdded("imp1", subjects: freshSubjects, relayAddresses: ["victim@gmail.com"] + freshRelays.dropFirst()),
-             "events[\(last)].event.added_user.relay_addresses[0]: expected a private relay address (on private.icloud.com or privaterelay.appleid.com)"),
+             "events[\(last)].event.added_user.relay_addresses[0]: expected a private relay address (10 lower-case letters and digits on "
+                + "private.icloud.com, privaterelay.appleid.com, icloud.com)"),
+            (userAdded("imp1", subjects: freshSubjects, relayAddresses: ["victim@icloud.com"] + freshRelays.dropFirst()),
+             "events[\(last)].event.added_user.relay_addresses[0]: expected a private relay address (10 lower-case letters and digits on "
+                + "private.icloud.com, privaterelay.appleid.com, icloud.com)"),
             (userAdded("imp1", subjects: freshSubjects,
                        relayAddresses: freshRelays.map { $0.replacingOccurrences(of: "privaterelay.appleid.com", with: "private.icloud.com") }), nil),
+            (userAdded("imp1", subjects: freshSubjects,
+                       relayAddresses: freshRelays.map { $0.replacingOccurrences(of: "privaterelay.appleid.com", with: "icloud.com") }), nil),
             // A password change renewing a consent that does not exist; its twin renewing none.
             (["type": "password-changed", "user_id": "zoe", "renewals": [["team_id": "MOCKTEAM01", "group_id": "com.example.app", "from": 77777, "to": 900]]],
              "events[\(last)].event.renewals[0].from: no live consent 77777 of zoe for com.example.app in MOCKTEAM01"),

@@ -320,14 +320,14 @@ final class StoredStateCodecTests: XCTestCase {
 
     func testAddedUser_IsRefused_WhenTampered() {
         let added = DomainEvent.userAdded(addedUser()).stored
-        assertRefused(DomainEvent.self, tampered(added, ["added_user", "relay_addresses"], ["x@private.icloud.com", "y@private.icloud.com"]),
+        assertRefused(DomainEvent.self, tampered(added, ["added_user", "relay_addresses"], ["abcdefghij@private.icloud.com", "klmnopqrst@private.icloud.com"]),
                       "added_user.relay_addresses", "expected 1 addresses, one per subject")
         assertRefused(DomainEvent.self, tampered(added, ["added_user", "user", "id"], "has space"),
                       "added_user.user.id", "expected 1 to 64 letters, digits, '.', '-' or '_'")
         assertRefused(DomainEvent.self, tampered(added, ["added_user", "user", "real_user_status"], 3),
                       "added_user.user.real_user_status", "expected an integer from 0 to 2")
-        assertRefused(DomainEvent.self, tampered(added, ["added_user", "user", "relay_domain"], "icloud.com"),
-                      "added_user.user.relay_domain", #"expected "private.icloud.com" or "privaterelay.appleid.com""#)
+        assertRefused(DomainEvent.self, tampered(added, ["added_user", "user", "relay_domain"], "apple.com"),
+                      "added_user.user.relay_domain", #"expected "private.icloud.com" or "privaterelay.appleid.com" or "icloud.com""#)
         assertRefused(DomainEvent.self, tampered(added, ["added_user", "subjects"], ["alice"]),
                       "added_user.subjects[0]", "expected a sub (NNNNNN.<32 hex>.NNNN)")
     }

@@ -6,10 +6,12 @@ extension AppleIDDomain {
     /// state lock.
     func relayVerdict(sender: String, recipient: String) -> RelayVerdict {
         let address = recipient.lowercased()
-        guard RelayDomain(address: address) != nil else { return .direct(address: recipient) }
+        guard let domain = RelayDomain(address: address) else { return .direct(address: recipient) }
         let teams = scenario.teams
         return owner.read { world, _ in
             guard let (teamID, userID) = world.user(relayAddress: address), let account = world.users[userID] else {
+                // On icloud.com, an address no user holds is someone's own iCloud mail.
+                if domain == .iCloud { return .direct(address: recipient) }
                 return .refuse(relayAddress: address, refusal: .unknownRecipient, reason: "no user has the relay address \(address)")
             }
             if account.user.managed {

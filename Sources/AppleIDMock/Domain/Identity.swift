@@ -32,9 +32,17 @@ package enum Identity {
         return String(digest[0..<10].map { alphabet[Int($0) % alphabet.count] }) + "@" + domain.rawValue
     }
 
-    /// Whether `email` is a private relay address, on either relay domain.
+    /// Whether `email` is on a relay domain (on `icloud.com`, that alone does not make it a
+    /// relay address: `AppleIDDomain.relayVerdict`).
     package static func isRelayAddress(_ email: String) -> Bool {
         RelayDomain(address: email) != nil
+    }
+
+    /// Whether `email`'s local part has the shape `relayAddress` makes: ten lower-case letters and digits.
+    static func hasRelayLocalPart(_ email: String) -> Bool {
+        guard let at = email.lastIndex(of: "@") else { return false }
+        let local = email.utf8[..<at]
+        return local.count == 10 && local.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 }
 

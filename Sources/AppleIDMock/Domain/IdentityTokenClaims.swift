@@ -29,6 +29,8 @@ struct IdentityTokenClaims: Sendable, Equatable {
     /// Whether `is_private_email` is left out though `email` is a relay address: Apple did so
     /// for some relay users in 2025 (§4 [O]); the user's `omit_is_private_email`.
     var omitsPrivateEmail = false
+    /// Whether `email` is the user's relay address (they chose to hide theirs), not their own.
+    var emailIsPrivate = false
     /// `auth_time`: absent after a refresh.
     var authTime: Int64?
     /// `nonce_supported`: always `true` today.
@@ -60,8 +62,8 @@ struct IdentityTokenClaims: Sendable, Equatable {
         if let email {
             claims["email"] = .string(email)
             claims["email_verified"] = Self.boolean(emailVerified, compatibility.emailVerified)
-            // Present only for relay addresses (§4 [O]).
-            if Identity.isRelayAddress(email) && !omitsPrivateEmail { claims["is_private_email"] = Self.boolean(true, compatibility.isPrivateEmail) }
+            // Present only for relay addresses (§4 [O]): the user hid their email.
+            if emailIsPrivate && !omitsPrivateEmail { claims["is_private_email"] = Self.boolean(true, compatibility.isPrivateEmail) }
         }
         if let authTime { claims["auth_time"] = .int(authTime) }
         claims["nonce_supported"] = .bool(nonceSupported)

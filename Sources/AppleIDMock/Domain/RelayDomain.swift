@@ -5,6 +5,11 @@ package enum RelayDomain: String, Sendable, Equatable, CaseIterable {
     case privateICloud = "private.icloud.com"
     /// Where nearly every relay address issued so far lives, and keeps working.
     case privateRelayAppleID = "privaterelay.appleid.com"
+    /// Apple's newer docs say a relay address may also be on `icloud.com` (§6 [D]), where
+    /// iCloud+'s Hide My Email and real iCloud addresses live too: an `icloud.com` address is
+    /// the relay's only when a user of the mock holds it (`AppleIDDomain.relayVerdict`), and
+    /// `is_private_email` follows whether the user hid their email, never the domain.
+    case iCloud = "icloud.com"
 
     /// The domain Apple issues new addresses on today: still `privaterelay.appleid.com` until
     /// the announced move happens.

@@ -136,6 +136,7 @@ struct World: Sendable {
         if scopes.contains("email") && !user.managed && (isFirst || scenario.compatibility.emailOnLaterLogins) {
             claims.email = email(for: user, team: entry.team.teamID, hidden: hideEmail)
             claims.omitsPrivateEmail = user.omitsPrivateEmail
+            claims.emailIsPrivate = hideEmail
         }
         if let transfer = liveTransfer(userID: user.id, toTeam: entry.team.teamID, now: now) {
             claims.transferSubject = transfer.transferSubject

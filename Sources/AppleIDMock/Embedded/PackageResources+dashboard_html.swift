@@ -56,7 +56,8 @@ extension PackageResources {
           <select id="new-status"><option value="2">2 likely real</option><option value="1">1 unknown</option><option value="0">0 unsupported</option></select></p>
         <p><label for="new-relay">relay domain</label>
           <select id="new-relay"><option value="">the scenario's</option><option value="private.icloud.com">private.icloud.com</option>
-          <option value="privaterelay.appleid.com">privaterelay.appleid.com</option></select></p>
+          <option value="privaterelay.appleid.com">privaterelay.appleid.com</option>
+          <option value="icloud.com">icloud.com</option></select></p>
         <p><label><input id="new-hide" type="checkbox"> hides their email</label></p>
         <p><button type="submit" data-test="add-user">Add user</button></p>
       </form>

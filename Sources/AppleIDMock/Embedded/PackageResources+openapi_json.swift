@@ -2994,9 +2994,10 @@ extension PackageResources {
                         "enum": [
                           "private.icloud.com",
                           "privaterelay.appleid.com",
+                          "icloud.com",
                           null
                         ],
-                        "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026. Default: the scenario's compatibility.relay_domain."
+                        "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026, or icloud.com, which newer docs also name (an icloud.com address is the relay's only when a user holds it). Default: the scenario's compatibility.relay_domain."
                       },
                       "managed": {
                         "type": "boolean",
@@ -3060,9 +3061,10 @@ extension PackageResources {
                         "enum": [
                           "private.icloud.com",
                           "privaterelay.appleid.com",
+                          "icloud.com",
                           null
                         ],
-                        "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026. Default: the scenario's compatibility.relay_domain."
+                        "description": "The domain of the user's relay addresses: privaterelay.appleid.com, where nearly every relay address lives and Apple still issues them, or private.icloud.com, where Apple says new ones move later in 2026, or icloud.com, which newer docs also name (an icloud.com address is the relay's only when a user holds it). Default: the scenario's compatibility.relay_domain."
                       },
                       "managed": {
                         "type": "boolean",
@@ -4955,7 +4957,8 @@ extension PackageResources {
             "type": "string",
             "enum": [
               "private.icloud.com",
-              "privaterelay.appleid.com"
+              "privaterelay.appleid.com",
+              "icloud.com"
             ]
           },
           "deleted": {

@@ -113,8 +113,9 @@ package struct Compatibility: Sendable, Equatable {
 
     /// The domain of relay addresses (§6): `privaterelay.appleid.com`, where nearly every
     /// existing address lives and Apple still issues them, or `private.icloud.com`, where Apple
-    /// says new ones move later in 2026. A user's own `relay_domain` overrides it, so one suite
-    /// holds users of both (the built-in scenario does).
+    /// says new ones move later in 2026, or `icloud.com`, which newer docs also name. A user's
+    /// own `relay_domain` overrides it, so one suite holds users of each (the built-in scenario
+    /// holds the first two).
     var relayDomain: RelayDomain = .issued
 
     /// The text after `550` when the relay refuses a recipient (§6), one per reason.

@@ -16,10 +16,11 @@ extension AddedUser: StoredCodable {
         var reader = try StoredReader(stored, path: path)
         user = try reader.decode("user")
         subjects = try reader.strings("subjects") { ScenarioRules.isSubject($0) ? nil : "expected a sub (NNNNNN.<32 hex>.NNNN)" }
-        // The mock makes relay addresses on the relay domains only (probe Q8).
+        // The mock makes relay addresses of its own shape on the relay domains only (probe Q8):
+        // on icloud.com too, where anyone's own address could otherwise be taken over.
         relayAddresses = try reader.strings("relay_addresses") { address in
-            ScenarioRules.email(address) ?? (Identity.isRelayAddress(address) ? nil
-                : "expected a private relay address (on \(RelayDomain.allCases.map(\.rawValue).joined(separator: " or ")))")
+            ScenarioRules.email(address) ?? (Identity.isRelayAddress(address) && Identity.hasRelayLocalPart(address) ? nil
+                : "expected a private relay address (10 lower-case letters and digits on \(RelayDomain.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         guard relayAddresses.count == subjects.count else {
             throw reader.error("relay_addresses", "expected \(subjects.count) addresses, one per subject")
