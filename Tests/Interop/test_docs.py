@@ -272,3 +272,86 @@ def test_docs_scenario_names_every_key_a_scenario_may_hold():
     # `developer_keys[].key_id`).
     missing = sorted(key for key in keys if not re.search(rf"`(?:[\w\[\]]+\.)*{key}`", text))
     assert not missing, f"docs/scenario.md does not name {missing}"
+
+
+# ---- docs/parity.md: generated from docs/parity.json, every row pinned ----
+
+def parity(*args):
+    return subprocess.run([str(ROOT / "scripts" / "parity"), *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def parity_copy(tmp_path):
+    """The committed data and table, copied, to edit into rejected twins."""
+    data, out = tmp_path / "parity.json", tmp_path / "parity.md"
+    data.write_text((DOCS / "parity.json").read_text())
+    out.write_text((DOCS / "parity.md").read_text())
+    return data, out
+
+
+def edit_rows(data, change):
+    rows = json.loads(data.read_text())
+    change(rows)
+    data.write_text(json.dumps(rows, indent=2))
+
+
+def test_parity_table_is_what_its_data_makes_and_every_row_is_whole(parity_copy):
+    result = parity("--check")
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    data, out = parity_copy
+    assert (parity("--check", "--data", data, "--out", out).returncode) == 0
+    out.write_text(out.read_text().replace("| documented |", "| observed |", 1))
+    result = parity("--check", "--data", data, "--out", out)
+    assert result.returncode == 1 and "is not what" in result.stderr and "run scripts/parity" in result.stderr
+    assert parity("--data", data, "--out", out).returncode == 0
+    assert out.read_text() == (DOCS / "parity.md").read_text()
+
+
+def first_documented(rows):
+    return next(row for row in rows if row["tag"] == "D")
+
+
+def test_parity_a_documented_row_naming_no_test_fails(parity_copy):
+    data, out = parity_copy
+    rows = json.loads(data.read_text())
+    row = first_documented(rows)
+    edit_rows(data, lambda rows: first_documented(rows).update(tests=[]))
+    result = parity("--check", "--data", data, "--out", out)
+    assert result.returncode == 1
+    assert f"({row['id']}): a [D] behaviour names no test that pins the mock's answer" in result.stderr
+
+
+def test_parity_a_row_naming_a_test_that_does_not_exist_fails(parity_copy):
+    data, out = parity_copy
+    rows = json.loads(data.read_text())
+    real = first_documented(rows)["tests"][0]
+    path, _, name = real.partition("::")
+    for missing in (f"{path}::{name}_Gone", f"{path}.gone::{name}", name):
+        edit_rows(data, lambda rows: first_documented(rows).update(tests=[real, missing]))
+        result = parity("--check", "--data", data, "--out", out)
+        assert result.returncode == 1 and f"names the test {missing!r}, which does not exist" in result.stderr, missing
+
+
+def test_parity_a_probe_that_names_no_row_fails(parity_copy):
+    data, out = parity_copy
+    edit_rows(data, lambda rows: [row.pop("probe") for row in rows if row.get("probe") == "token-unknown-key"])
+    result = parity("--check", "--data", data, "--out", out)
+    assert result.returncode == 1
+    assert "the conformance probe 'token-unknown-key' names no row" in result.stderr
+    edit_rows(data, lambda rows: first_documented(rows).update(probe="token-unknown-nothing"))
+    result = parity("--check", "--data", data, "--out", out)
+    assert "names the probe 'token-unknown-nothing', which `appleid-mock conformance` lacks" in result.stderr
+
+
+def test_parity_a_row_in_no_section_or_with_no_tag_fails(parity_copy):
+    data, out = parity_copy
+    edit_rows(data, lambda rows: first_documented(rows).update(section="14", tag="X"))
+    result = parity("--check", "--data", data, "--out", out)
+    assert result.returncode == 1
+    assert "section '14' is no section of docs/apple-behaviour.md" in result.stderr
+    assert "tag 'X' is none of D, O, U, I" in result.stderr
+
+
+def test_readme_answers_how_faithful_with_the_parity_table():
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"\]\(docs/parity\.md\)", readme), "README.md does not link docs/parity.md"
