@@ -19,6 +19,7 @@ final class CompatibilityKnobsTests: XCTestCase {
         changed.refreshReturnsIDToken.toggle()
         changed.refreshReturnsRefreshToken.toggle()
         changed.revokedConsentRefreshError = "invalid_grant"
+        changed.refreshThrottle = RefreshThrottle(perDay: 2, error: "invalid_request")
         changed.pkcePlainAllowed.toggle()
         changed.clientSecretIATLeeway = 17
         changed.clientSecretClock = .real

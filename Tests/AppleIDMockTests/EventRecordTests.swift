@@ -50,8 +50,12 @@ final class EventRecordTests: XCTestCase {
     // MARK: - Replay
 
     func testReplay_TheEventsOfABusyRun_RebuildTheSameWorld() async throws {
-        let domain = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
-        // Sign-ins, exchanges, a refresh, a revoke.
+        let busy: (inout AppleIDMockConfiguration) -> Void = {
+            $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400)
+            $0.scenario.compatibility.refreshThrottle = RefreshThrottle(perDay: 5, error: "invalid_grant")
+        }
+        let domain = try makeDomain(busy)
+        // Sign-ins, exchanges, a refresh (counted by the throttle), a revoke.
         let alice = try redeem(domain, try approve(domain, user: "alice"))
         _ = try domain.token(form: ["client_id": "com.example.web", "client_secret": try secret(domain, "com.example.web"), "grant_type": "refresh_token",
                               "refresh_token": try XCTUnwrap(alice["refresh_token"]?.stringValue)])
@@ -102,7 +106,7 @@ final class EventRecordTests: XCTestCase {
             configuration.seed = 42
             return try AppleIDDomain(configuration: configuration, restored: StoredState(genesis: domain.owner.genesis, events: events))
         }
-        let fresh = try makeDomain { $0.scenario.signingKeys.rotation = .init(every: 30 * 86_400, publishAhead: 7 * 86_400, retireAfter: 49 * 86_400) }
+        let fresh = try makeDomain(busy)
         XCTAssertNotEqual(snapshot(fresh), snapshot(domain))
         let replayed = try replay(events)
         XCTAssertEqual(snapshot(replayed), snapshot(domain))

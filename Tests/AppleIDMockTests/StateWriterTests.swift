@@ -106,6 +106,30 @@ final class StateWriterTests: XCTestCase {
         XCTAssertEqual(kept.last?.sequence, UInt64(last))
     }
 
+    func testCompaction_KeepsOnlyTheLatestOfEachCount_ATokensRefreshesAndATimesFaultsFirings() throws {
+        let file = try StateFile(path: newPath("counts"), scenarioJSON: Scenario.default.prettyJSON)
+        var configuration = AppleIDMockConfiguration()
+        configuration.keysDirectory = repositoryRoot + "/Keys/signing"
+        try file.writeGenesis(try AppleIDDomain(configuration: configuration).owner.genesis)
+        let tokenA = RefreshCount.Token(consentID: 1, clientID: "com.example.app", issuedAt: 1_700_000_000)
+        let tokenB = RefreshCount.Token(consentID: 2, clientID: "com.example.app", issuedAt: 1_700_000_000)
+        var events: [DomainEvent] = [1, 2, 3].map { .refreshCounted(RefreshCount(token: tokenA, day: 19_676, count: $0)) }
+        events.append(.refreshCounted(RefreshCount(token: tokenB, day: 19_676, count: 1)))
+        events += [2, 1].map { .faultFired(FaultFiring(faultID: "f1", action: "respond", target: "POST /auth/token", fired: 3 - $0, remaining: $0)) }
+        events.append(.faultFired(FaultFiring(faultID: "f2", action: "respond", target: "POST /auth/token", fired: 1)))
+        events += Array(repeating: .tokensIssued(grantType: "refresh_token", clientID: "com.example.app", userID: "alice", consentID: 1), count: 10_000)
+        var batch = StateBatch()
+        batch.events = events.enumerated().map { RecordedEvent(sequence: UInt64($0.offset + 1), at: 1_700_000_000, event: $0.element) }
+        try file.write(batch)
+        while try !file.compactStep() {}
+        file.close()
+        let reopened = try StateFile(path: madePaths.last!, scenarioJSON: Scenario.default.prettyJSON, readOnly: true)
+        let kept = try XCTUnwrap(reopened.stored).events.filter { $0.sequence <= 7 }
+        // The last count of token A, token B's only one, and f1's last firing stay; f2 counts nothing.
+        XCTAssertEqual(kept.map(\.sequence), [3, 4, 6])
+        XCTAssertEqual(kept.map(\.event), [events[2], events[3], events[5]])
+    }
+
     // MARK: - Health without the writer
 
     /// The built-in scenario's domain over a state file whose writer never runs (no commit ever

@@ -61,6 +61,7 @@ final class StoredStateCodecTests: XCTestCase {
             .codesExpired(at: 0, count: 3),
             .tokensIssued(grantType: "client_credentials", clientID: "com.example.web", userID: nil, consentID: 0),
             .tokensIssued(grantType: "refresh_token", clientID: "com.example.app", userID: "alice", consentID: 12),
+            .refreshCounted(RefreshCount(token: .init(consentID: 12, clientID: "com.example.app", issuedAt: 1_700_000_000), day: 19_675, count: 3)),
             .keyPublished(key: Self.signingKey, at: 1_700_000_000, step: 0),
             .keyPublished(key: Self.signingKey, at: 1_700_000_001, step: nil),
             .keyActivated(kid: "W2ek7HdPaL", at: 1_700_000_002),
@@ -172,7 +173,7 @@ final class StoredStateCodecTests: XCTestCase {
             case .kept, .code: XCTAssertFalse(first.contains("'\(kind.rawValue)'"), kind.rawValue)
             }
         }
-        XCTAssertEqual(first, "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type IN ('tokens-issued') OR (type IN ('fault-fired') AND code IS NULL))")
+        XCTAssertEqual(first, "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type IN ('tokens-issued') OR (type IN ('refresh-counted', 'fault-fired') AND code IS NULL))")
         XCTAssertEqual(StateFile.typeList(.code), "'code-issued', 'code-redeemed'")
     }
 

@@ -44,6 +44,10 @@ extension DomainEvent {
         case .tokensIssued(let grantType, let clientID, let userID, let consentID):
             return [("grant_type", .string(grantType)), ("client_id", .string(clientID)), ("user", userID.map(JSONValue.string) ?? .null),
                     ("consent_id", .int(Int64(consentID)))]
+        case .refreshCounted(let counted):
+            return [("client_id", .string(counted.token.clientID)), ("consent_id", .int(Int64(counted.token.consentID))),
+                    ("token_issued_at", .int(counted.token.issuedAt)), ("day", .string(String(RFC3339.format(counted.day * 86_400).prefix(10)))),
+                    ("count", .int(Int64(counted.count)))]
         case .keyPublished(let key, let at, let step):
             return [("kid", .string(key.keyID)), ("key_time", .int(at)), ("step", step.map(JSONValue.int) ?? .null)]
         case .keyActivated(let kid, let at):

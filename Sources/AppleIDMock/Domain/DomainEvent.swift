@@ -16,6 +16,8 @@ package enum DomainEvent: Sendable, Equatable {
     case codesExpired(at: Int64, count: Int)
     /// `/auth/token` issued tokens: `authorization_code`, `refresh_token` or `client_credentials`.
     case tokensIssued(grantType: String, clientID: String, userID: String?, consentID: UInt32)
+    /// A refresh was counted against the knob `refresh_throttle` (only while it is set).
+    case refreshCounted(RefreshCount)
     /// A signing key appeared at `/auth/keys`; `step` is its place in the rotation pattern.
     case keyPublished(key: KeyRing.SigningKey, at: Int64, step: Int64?)
     /// A key began signing new tokens.
@@ -86,6 +88,7 @@ extension DomainEvent {
         case codeRedeemed = "code-redeemed"
         case codesExpired = "codes-expired"
         case tokensIssued = "tokens-issued"
+        case refreshCounted = "refresh-counted"
         case keyPublished = "key-published"
         case keyActivated = "key-activated"
         case keyRetired = "key-retired"
@@ -113,6 +116,7 @@ extension DomainEvent {
             case .codeRedeemed: .code
             case .codesExpired: .kept
             case .tokensIssued: .inert
+            case .refreshCounted: .inertUnlessCounting
             case .keyPublished: .kept
             case .keyActivated: .kept
             case .keyRetired: .kept
@@ -154,6 +158,7 @@ extension DomainEvent {
         case .codeRedeemed: .codeRedeemed
         case .codesExpired: .codesExpired
         case .tokensIssued: .tokensIssued
+        case .refreshCounted: .refreshCounted
         case .keyPublished: .keyPublished
         case .keyActivated: .keyActivated
         case .keyRetired: .keyRetired

@@ -41,6 +41,18 @@ extension World {
             }
         case .tokensIssued(_, let clientID, _, _):
             if context.clients.entry(clientID) == nil { return ("client_id", "no client \"\(clientID)\" in the scenario") }
+        case .refreshCounted(let counted):
+            if context.clients.entry(counted.token.clientID) == nil {
+                return ("refresh.client_id", "no client \"\(counted.token.clientID)\" in the scenario")
+            }
+            if let last = refreshCounts[counted.token] {
+                let (day, count) = (last.day, last.count)
+                if counted.day < day { return ("refresh.day", "day \(counted.day) is before day \(day), already counted") }
+                if counted.day == day && counted.count != count + 1 { return ("refresh.count", "expected \(count + 1), the next refresh of day \(day)") }
+                if counted.day > day && counted.count != 1 { return ("refresh.count", "expected 1, the first refresh of day \(counted.day)") }
+            } else if counted.count != 1 {
+                return ("refresh.count", "expected 1, the token's first counted refresh")
+            }
         case .keyPublished(let key, _, _):
             if keys.contains(where: { $0.keyID == key.keyID }) { return ("key.kid", "key \(key.keyID) was published already") }
         case .keyActivated(let keyID, _):

@@ -27,6 +27,8 @@ extension World {
             pendingCodes.removeExpired(by: at)
         case .tokensIssued:
             break
+        case .refreshCounted(let counted):
+            refreshCounts[counted.token] = counted
         case .keyPublished(let key, let at, let step):
             keys.append(KeyRecord(key: key, publishedAt: at, activatedAt: nil))
             keysPublished &+= 1

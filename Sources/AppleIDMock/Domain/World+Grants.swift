@@ -187,6 +187,10 @@ extension World {
                 throw .invalidGrant.because("refresh_token's consent has ended (account deleted or state reset)")
             }
         }
+        if let throttle = context.scenario.compatibility.refreshThrottle {
+            try countRefresh(RefreshCount.Token(consentID: consent.id, clientID: entry.client.clientID, issuedAt: payload.issuedAt),
+                             throttle: throttle, now: now, &changes)
+        }
         let accessToken: String
         do {
             accessToken = try encode(.access, consentID: consent.id, client: entry, now: now, &changes)
@@ -197,6 +201,19 @@ extension World {
         // After a refresh: no auth_time, no c_hash, no at_hash (§1.3 [O]).
         let claims = identityClaims(for: entry, user: account.user, scopes: consent.scopes, hideEmail: consent.hideEmail, isFirst: false, now: now)
         return TokenGrant(accessToken: accessToken, refreshToken: nil, claims: claims, signingKey: signingKey)
+    }
+
+    /// Counts a refresh of `token` within the mock day of `now` against the knob
+    /// `refresh_throttle` (§9), refusing it as the knob says past `perDay`.
+    private func countRefresh(_ token: RefreshCount.Token, throttle: RefreshThrottle, now: Int64, _ changes: inout WorldChanges) throws(OAuthError) {
+        let day = RefreshCount.day(of: now)
+        let before = refreshCounts[token].flatMap { $0.day == day ? $0.count : nil } ?? 0
+        guard before < throttle.perDay else {
+            throw OAuthError(throttle.error).because(
+                "refresh_token refreshed \(before) times on mock day \(RFC3339.format(day * 86_400).prefix(10)) (UTC), the most "
+                + "compatibility.refresh_throttle.per_day allows: it works again from \(RFC3339.format((day + 1) * 86_400)) mock time")
+        }
+        changes.emit(.refreshCounted(RefreshCount(token: token, day: day, count: before + 1)))
     }
 
     /// A `client_credentials` access token, for team-transfer migration only (§8 [D]).

@@ -23,6 +23,7 @@ extension World {
         var scheduleHorizon: Int64?
         var start: Int64
         var nextTimelineEvent: Int
+        var refreshCounts: [RefreshCount.Token: RefreshCount]
     }
 
     /// This world's snapshot.
@@ -31,6 +32,6 @@ extension World {
                  revoked: revoked, endedConsents: endedConsents, nextConsentID: nextConsentID, pendingCodes: pendingCodes.grants, transfers: transfers,
                  keys: keys.map { "\($0.keyID) \($0.state) \($0.publishedAt) \($0.activatedAt ?? -1) \($0.retiredAt ?? -1)" },
                  activeKeyID: activeKeyID, keysPublished: keysPublished, scheduleKeyIDs: schedule?.keyIDs, scheduleHorizon: schedule?.horizon,
-                 start: start, nextTimelineEvent: nextTimelineEvent)
+                 start: start, nextTimelineEvent: nextTimelineEvent, refreshCounts: refreshCounts)
     }
 }

@@ -59,6 +59,10 @@ struct World: Sendable {
     /// The faults installed now, with their counts and the stream their probabilities draw from.
     var faults: FaultTable
 
+    /// Each refresh token's refreshes within the last mock day it was refreshed on, counted
+    /// only while the knob `refresh_throttle` is set (§9).
+    var refreshCounts: [RefreshCount.Token: RefreshCount] = [:]
+
     /// Mock time the state began at (start or reset): the scenario timeline counts from it.
     let start: Int64
     /// The next scenario timeline event to fire.

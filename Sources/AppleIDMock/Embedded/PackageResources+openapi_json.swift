@@ -5136,6 +5136,7 @@ extension PackageResources {
               "code-redeemed",
               "codes-expired",
               "tokens-issued",
+              "refresh-counted",
               "key-published",
               "key-activated",
               "key-retired",

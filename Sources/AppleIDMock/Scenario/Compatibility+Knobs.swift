@@ -52,6 +52,21 @@ extension Compatibility {
         .bool("refresh_returns_id_token", \.refreshReturnsIDToken),
         .bool("refresh_returns_refresh_token", \.refreshReturnsRefreshToken),
         .string("revoked_consent_refresh_error", \.revokedConsentRefreshError, allowed: ["invalid_request", "invalid_grant"]),
+        Knob(name: "refresh_throttle", read: { knobs, object, path, reader in
+            guard let value = object["refresh_throttle"], value != .null else { return }
+            let here = ScenarioReader.child(path, "refresh_throttle")
+            guard case .object = value else {
+                return reader.report(here, "expected null or an object {\"per_day\": N, \"error\": \"invalid_grant\"}, found \(ScenarioReader.kind(value))")
+            }
+            guard let throttle = reader.object(value, at: here, known: ["per_day", "error"]) else { return }
+            guard throttle["per_day"] != nil else { return reader.report(ScenarioReader.child(here, "per_day"), "missing required key") }
+            let perDay = reader.int(throttle, "per_day", at: here, default: 1, range: 1...RefreshThrottle.maxPerDay)
+            let expected = "expected " + RefreshThrottle.errors.map { "\"\($0)\"" }.joined(separator: " or ")
+            let error = reader.string(throttle, "error", at: here, default: "invalid_grant") { RefreshThrottle.errors.contains($0) ? nil : expected }
+            knobs.refreshThrottle = RefreshThrottle(perDay: perDay, error: error)
+        }, write: { knobs in
+            knobs.refreshThrottle.map { .object(["per_day": .int(Int64($0.perDay)), "error": .string($0.error)]) } ?? .null
+        }),
         .bool("pkce_plain_allowed", \.pkcePlainAllowed),
         .int("client_secret_iat_leeway", \.clientSecretIATLeeway, range: 0...3600),
         .choice("client_secret_clock", \.clientSecretClock),

@@ -37,6 +37,11 @@ package struct Compatibility: Sendable, Equatable {
     package var refreshReturnsRefreshToken: Bool = false
     /// Error for refreshing after the user revoked consent (§2.1; open question 7). Today: `invalid_request` (TN3107).
     package var revokedConsentRefreshError: String = "invalid_request"
+    /// Refresh throttling (§9): Apple asks backends to validate a refresh token "up to once a
+    /// day" and "may throttle" more, but no throttled answer is on record. Nil (today): no
+    /// throttling. Set: after `perDay` refreshes of one refresh token within a mock day (UTC),
+    /// the next answers `error` until the day ends.
+    package var refreshThrottle: RefreshThrottle?
     /// Whether `code_challenge_method=plain` is accepted (§1.2 [U]).
     package var pkcePlainAllowed: Bool = true
     /// Seconds a client_secret `iat` may lie in the future (§3 [U]). Today: none.
@@ -166,3 +171,24 @@ package struct Compatibility: Sendable, Equatable {
     /// Today's Apple.
     init() {}
 }
+
+/// The knob `refresh_throttle` (§9): how many refreshes of one refresh token a mock day (UTC)
+/// allows, and what the next one answers.
+package struct RefreshThrottle: Sendable, Equatable {
+    /// Refreshes of one token allowed within a mock day: 1 to 1,000,000.
+    package var perDay: Int
+    /// The `/auth/token` error code past them (HTTP 400, `{"error": …}`).
+    package var error: String
+
+    /// The errors it may answer: Apple's `/auth/token` codes a refresh can meet.
+    static let errors = ["invalid_grant", "invalid_request", "invalid_client", "unauthorized_client"]
+    /// The most `per_day` may be.
+    static let maxPerDay = 1_000_000
+
+    /// A throttle of `perDay` refreshes a token a mock day, answering `error` past them.
+    package init(perDay: Int, error: String) {
+        self.perDay = perDay
+        self.error = error
+    }
+}
+

@@ -3,7 +3,7 @@ import JOSE
 extension DomainEvent: StoredCodable {
     /// The event as a state file stores it: `type` (its `name`), then each associated value under
     /// its label in snake_case (`user_id`, `consent_id`, …); an unlabelled record under the name of
-    /// what it is (`grant`, `added_user`, `transfer`, `account_event`, `reset`, `firing`).
+    /// what it is (`grant`, `refresh`, `added_user`, `transfer`, `account_event`, `reset`, `firing`).
     var stored: JSONValue {
         var object = JSONObject()
         object["type"] = .string(name)
@@ -32,6 +32,8 @@ extension DomainEvent: StoredCodable {
             object["client_id"] = .string(clientID)
             object["user_id"] = .optional(userID)
             object["consent_id"] = .int(Int64(consentID))
+        case .refreshCounted(let count):
+            object["refresh"] = count.stored
         case .keyPublished(let key, let at, let step):
             object["key"] = key.stored
             object["at"] = .int(at)
@@ -103,6 +105,8 @@ extension DomainEvent: StoredCodable {
         case .tokensIssued:
             self = .tokensIssued(grantType: try reader.string("grant_type"), clientID: try reader.string("client_id"),
                                  userID: try reader.optionalString("user_id"), consentID: try reader.uint32("consent_id"))
+        case .refreshCounted:
+            self = .refreshCounted(try reader.decode("refresh"))
         case .keyPublished:
             self = .keyPublished(key: try reader.decode("key"), at: try reader.int64("at", in: StoredRange.seconds), step: try reader.optionalInt64("step", in: StoredRange.counts))
         case .keyActivated:

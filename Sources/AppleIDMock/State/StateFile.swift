@@ -242,7 +242,8 @@ final class StateFile: @unchecked Sendable {
 
     /// One step of compaction, in its own transaction: drops, among at most `compactionStep`
     /// events at or before the cutoff, those no later state needs — the inert ones (tokens
-    /// issued, faults fired), a code's issue together with its redemption (both at once, so
+    /// issued, faults fired), a count a later event carries on (a `times` fault's firings, a
+    /// token's refreshes), a code's issue together with its redemption (both at once, so
     /// the file is whole after every step), and the issue of a code a later `codes-expired`
     /// dropped. Consents, revocations, keys, users, the clock, transfers and resets stay:
     /// replaying what is left gives the same world. Every statement seeks by sequence or by the
@@ -276,6 +277,12 @@ final class StateFile: @unchecked Sendable {
         // The inert kinds go; a `times` fault's firings stay (they carry its firings left, and a
         // compaction code), other faults' are inert.
         "DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND (type IN (\(typeList(.inert))) OR (type IN (\(typeList(.inertUnlessCounting))) AND code IS NULL))",
+        // A count (a `times` fault's firings, a token's refreshes) goes once a later one of the
+        // same code carries it on.
+        """
+        DELETE FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type IN (\(typeList(.inertUnlessCounting))) AND code IS NOT NULL
+          AND EXISTS (SELECT 1 FROM events AS later WHERE later.code = events.code AND later.sequence > events.sequence)
+        """,
         // A redemption in the range takes its code's issue along (the issue is always earlier).
         "DELETE FROM events WHERE sequence <= ?2 AND code IN (SELECT code FROM events WHERE sequence > ?1 AND sequence <= ?2 AND type = '\(DomainEvent.Kind.codeRedeemed.rawValue)')",
         // An issue in the range goes when a later codes-expired reached its expiry: the reach
@@ -350,6 +357,7 @@ final class StateFile: @unchecked Sendable {
         case .codeRedeemed(let code, _, _, _): (code, nil)
         case .codesExpired(let at, _): (nil, at)
         case .faultFired(let firing) where firing.remaining != nil: ("fault \(firing.faultID)", nil)
+        case .refreshCounted(let counted): ("refresh \(counted.token.consentID) \(counted.token.clientID) \(counted.token.issuedAt)", nil)
         default: (nil, nil)
         }
     }
