@@ -55,6 +55,7 @@ public final class AppleIDMockServer: Sendable {
             }
         }
         http.host = configuration.host
+        http.log = assembly.httpLog
         http.port = configuration.port
         if let smtpPort = configuration.smtpPort {
             var smtp = SMTPServerConfiguration(handler: assembly.mailHandler)

@@ -40,9 +40,9 @@ public final class InMemoryMock: Sendable {
     /// every request is answered 503 Service Unavailable (plain text).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
         guard !stopped.load(ordering: .acquiring) else { return .plainError(.serviceUnavailable) }
-        guard let journal = assembly.journal else { return await assembly.routes.respond(to: request) }
+        guard let journal = assembly.journal else { return await assembly.routes.respond(to: request, log: assembly.httpLog) }
         let started = ContinuousClock.now
-        let response = await assembly.routes.respond(to: request)
+        let response = await assembly.routes.respond(to: request, log: assembly.httpLog)
         let elapsed = started.duration(to: .now).components
         journal.observe(HTTPExchange(id: 0, request: request, status: response.status, responseHeaders: response.headers,
                                      responseBodyCount: response.body.count,

@@ -34,6 +34,9 @@ final class MockAssembly: Sendable {
     private let stopping = StopFlag()
     private let notificationGrace: Double
     private let log: @Sendable (String) -> Void
+    /// Where MiniHTTP's own lines go (a handler's unknown error, a response refused, a failed
+    /// accept or epoll call): the mock's log, at `error`, marked `MiniHTTP:`.
+    let httpLog: @Sendable (String) -> Void
 
     /// Loads the keys and builds the domain, the deliverer (over `configuration`'s transport,
     /// else HTTP) and the route table; nothing runs yet but what the deliverer starts on demand.
@@ -101,6 +104,8 @@ final class MockAssembly: Sendable {
         }
         notificationGrace = configuration.notificationShutdownGrace
         log = configuration.logger(.warn)
+        let errors = configuration.logger(.error)
+        httpLog = { errors("MiniHTTP: \($0)") }
     }
 
     /// Starts what runs while the mock serves: the state file's writer, when there is one.

@@ -10,13 +10,14 @@ public enum HTTPResponseSerializer {
     /// it is logged in one line and a plain 500 is sent in its place, never a corrupt stream
     /// (header injection; a body the framing does not allow).
     public static func serialize(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false, minorVersion: Int = 1) -> [UInt8] {
-        serialized(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion).bytes
+        serialized(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion, log: HTTPServerLog.write).bytes
     }
 
     /// `serialize`, saying whether the 500 went out in the response's place (checked once).
-    static func serialized(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minorVersion: Int) -> (bytes: [UInt8], refused: Bool) {
+    static func serialized(_ response: HTTPResponse, keepAlive: Bool, headOnly: Bool, minorVersion: Int,
+                           log: (String) -> Void) -> (bytes: [UInt8], refused: Bool) {
         if let defect = defect(of: response) {
-            HTTPServerLog.write("refused a \(response.status.code) response: \(defect); sent 500 instead")
+            log("refused a \(response.status.code) response: \(defect); sent 500 instead")
             return (write(.plainError(.internalServerError), keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion), true)
         }
         return (write(response, keepAlive: keepAlive, headOnly: headOnly, minorVersion: minorVersion), false)

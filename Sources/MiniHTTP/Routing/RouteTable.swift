@@ -125,10 +125,10 @@ public struct RouteTable: Sendable {
 
     /// The response for `request`, as a server would answer it (the handler's response, before
     /// the serializer adds framing headers): tests and fuzzers drive the table in memory with it.
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    public func respond(to request: HTTPRequest, log: @Sendable (String) -> Void = HTTPServerLog.write) async -> HTTPResponse {
         var request = request
         let handler = handler(for: &request)
-        return await Self.run(handler, request)
+        return await Self.run(handler, request, log: log)
     }
 
     /// The 405 response with its `Allow` header (RFC 9110 §15.5.6).
@@ -139,23 +139,23 @@ public struct RouteTable: Sendable {
     }
 
     /// Runs `handler` for `request`; what it throws becomes its response.
-    static func run(_ handler: HTTPHandler, _ request: HTTPRequest) async -> HTTPResponse {
+    static func run(_ handler: HTTPHandler, _ request: HTTPRequest, log: @Sendable (String) -> Void) async -> HTTPResponse {
         switch handler {
-        case .immediate(let body): return convert { try body(request) }
+        case .immediate(let body): return convert(log: log) { try body(request) }
         case .deferred(let body):
-            do { return try await body(request) } catch { return response(for: error) }
+            do { return try await body(request) } catch { return response(for: error, log: log) }
         }
     }
 
     /// Runs an immediate handler's `body`; what it throws becomes its response.
-    static func convert(_ body: () throws -> HTTPResponse) -> HTTPResponse {
-        do { return try body() } catch { return response(for: error) }
+    static func convert(log: (String) -> Void, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do { return try body() } catch { return response(for: error, log: log) }
     }
 
     /// The response for a handler's error: its own when it knows one, else a logged 500.
-    static func response(for error: any Error) -> HTTPResponse {
+    static func response(for error: any Error, log: (String) -> Void) -> HTTPResponse {
         if let known = error as? any HTTPResponseError { return known.response }
-        HTTPServerLog.write("handler error: \(error)")
+        log("handler error: \(error)")
         return .plainError(.internalServerError)
     }
 }

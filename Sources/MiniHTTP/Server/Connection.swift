@@ -254,7 +254,7 @@ final class Connection {
         let handler = loop.routes.handler(for: &request)
         switch handler {
         case .immediate(let body):
-            let response = RouteTable.convert { try body(request) }
+            let response = RouteTable.convert(log: loop.log) { try body(request) }
             if observed != nil { observed?.request = consume request }
             respond(response, headOnly: headOnly, minorVersion: minor, now: now)
         case .deferred:
@@ -267,7 +267,7 @@ final class Connection {
             let id = self.id
             loop.inFlight(+1)
             Task { [request] in
-                let response = await RouteTable.run(handler, request)
+                let response = await RouteTable.run(handler, request, log: loop.log)
                 loop.execute { loop in
                     loop.inFlight(-1)
                     loop.connection(id)?.respond(response, headOnly: headOnly, minorVersion: minor, now: loop.clock.now())
@@ -292,7 +292,7 @@ final class Connection {
         }
         releaseBodyBudget()
         if loop.isDraining { closeAfterResponse = true }
-        var (bytes, refused) = HTTPResponseSerializer.serialized(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion)
+        var (bytes, refused) = HTTPResponseSerializer.serialized(response, keepAlive: !closeAfterResponse, headOnly: headOnly, minorVersion: minorVersion, log: loop.log)
         if let cut = response.delivery.cut, !refused {
             switch cut {
             case .close, .reset:
@@ -333,8 +333,8 @@ final class Connection {
 
     /// Makes closing send an RST (a linger of 0 seconds) instead of a FIN.
     private func setResetOnClose() {
-        var option = linger(l_onoff: 1, l_linger: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        // A socket that cannot take it still closes, with a FIN: the client sees an end either way.
+        _ = try? Syscall.resetOnClose(fd)
     }
 
     /// A stalled connection reads and drops what the client sends; the end of its input closes it.

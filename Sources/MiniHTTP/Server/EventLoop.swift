@@ -16,6 +16,8 @@ final class EventLoop: @unchecked Sendable {
     let routes: RouteTable
     /// The configuration's exchange observer; nil when none is installed.
     let observer: (any HTTPExchangeObserver)?
+    /// Where the loop reports what it cannot answer for (`HTTPServerConfiguration.log`).
+    let log: @Sendable (String) -> Void
     /// The state all loops of the server share (limits, body budget, connection count).
     let core: ServerCore
     /// What timeouts, timers and exchange times read (`HTTPServerConfiguration.clock`). The sweep's
@@ -53,6 +55,7 @@ final class EventLoop: @unchecked Sendable {
         exchangeIDStep = UInt64(max(1, count))
         self.routes = core.routes
         self.observer = core.configuration.observer
+        log = core.configuration.log
         epollFD = try Syscall.call("epoll_create1") { mh_epoll_create() }
         do {
             wakeFD = try Syscall.call("eventfd") { mh_eventfd() }
@@ -60,7 +63,7 @@ final class EventLoop: @unchecked Sendable {
             Syscall.close(epollFD)
             throw error
         }
-        try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, MH_EPOLLIN, Self.wakeToken) }
+        try Syscall.control(epollFD, EPOLL_CTL_ADD, wakeFD, MH_EPOLLIN, Self.wakeToken)
         try addListener()
     }
 
@@ -93,10 +96,14 @@ final class EventLoop: @unchecked Sendable {
         guard startsBatch else { return accepted }
         wakeLock.withLock { open in
             guard open else { return }
-            var one: UInt64 = 1
-            _ = Glibc.write(wakeFD, &one, 8)
+            do { try Syscall.signal(wakeFD) } catch { log("\(error): a loop may not wake for its jobs") }
         }
         return accepted
+    }
+
+    /// Makes the loop's next `epoll_wait` fail, for the test of what the loop does then.
+    func spoilWait() {
+        execute { loop in Syscall.replaceWithNull(loop.epollFD) }
     }
 
     /// Stops accepting, closes idle connections and lets in-flight requests finish.
@@ -115,12 +122,20 @@ final class EventLoop: @unchecked Sendable {
         let tick = Self.tickMilliseconds(limits)
         var nextSweep = Syscall.monotonicNanoseconds() + UInt64(tick) * 1_000_000
         while true {
-            let count = epoll_wait(epollFD, events, Int32(capacity), timeout(tick))
+            let count: Int
+            do {
+                count = try Syscall.wait(epollFD, events, Int32(capacity), timeout(tick))
+            } catch {
+                // A descriptor or argument the loop got wrong (EBADF, EINVAL): waiting again would
+                // fail again at once, a silent spin. The loop ends, closing its connections.
+                log("\(error): an event loop stops")
+                break
+            }
             let now = clock.now()
             let realNow = Syscall.monotonicNanoseconds()
             var woken = false
             if count > 0 {
-                for index in 0..<Int(count) {
+                for index in 0..<count {
                     let flags = mh_event_flags(events + index)
                     let token = mh_event_data(events + index)
                     switch token {
@@ -228,7 +243,7 @@ final class EventLoop: @unchecked Sendable {
         if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
             pauseListener(now: now)
         } else if error.code != ECONNABORTED && !error.isWouldBlock {
-            HTTPServerLog.write("\(error)")
+            log("\(error)")
         }
         return error.code == ECONNABORTED
     }
@@ -262,7 +277,7 @@ final class EventLoop: @unchecked Sendable {
         let id = nextID
         nextID += 1
         do {
-            try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id) }
+            try Syscall.control(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id)
         } catch {
             Syscall.close(fd)
             core.releaseConnection()
@@ -277,7 +292,8 @@ final class EventLoop: @unchecked Sendable {
         var tls: TLSServerSession?
         if let context = core.configuration.tls {
             guard let session = TLSServerSession(context: context, fd: fd) else {
-                _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0, id)
+                // Closing the descriptor drops its registration whatever this answers.
+                _ = try? Syscall.control(epollFD, EPOLL_CTL_DEL, fd, 0, id)
                 Syscall.close(fd)
                 core.releaseConnection()
                 return
@@ -289,13 +305,11 @@ final class EventLoop: @unchecked Sendable {
 
     private func addListener() throws(SocketError) {
         if !listening {
-            try Syscall.call("epoll_ctl") {
-                mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, core.listener.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.listenerToken)
-            }
+            try Syscall.control(epollFD, EPOLL_CTL_ADD, core.listener.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.listenerToken)
             listening = true
         }
         if let smtp = core.smtpListener, !smtpListening {
-            try Syscall.call("epoll_ctl") { mh_epoll_ctl(epollFD, EPOLL_CTL_ADD, smtp.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.smtpListenerToken) }
+            try Syscall.control(epollFD, EPOLL_CTL_ADD, smtp.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.smtpListenerToken)
             smtpListening = true
         }
     }
@@ -307,13 +321,13 @@ final class EventLoop: @unchecked Sendable {
 
     private func removeHTTPListener() {
         guard listening else { return }
-        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, core.listener.fd, 0, Self.listenerToken)
+        removeRegistration(core.listener.fd, Self.listenerToken)
         listening = false
     }
 
     private func removeSMTPListener() {
         guard smtpListening, let smtp = core.smtpListener else { return }
-        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_DEL, smtp.fd, 0, Self.smtpListenerToken)
+        removeRegistration(smtp.fd, Self.smtpListenerToken)
         smtpListening = false
     }
 
@@ -364,7 +378,19 @@ final class EventLoop: @unchecked Sendable {
 
     /// Changes the epoll events for an SMTP connection.
     func modify(fd: Int32, id: UInt64, events: UInt32) {
-        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events, id)
+        change(fd, id, events)
+    }
+
+    /// Changes a registration; a failure (the descriptor is not registered, or not open) is the
+    /// loop's own mistake, logged: the connection then hears nothing more and its timeout ends it.
+    private func change(_ fd: Int32, _ id: UInt64, _ events: UInt32) {
+        do { try Syscall.control(epollFD, EPOLL_CTL_MOD, fd, events, id) } catch { log("\(error) (connection \(id))") }
+    }
+
+    /// Removes a listener's registration. A listener the server shut down may be gone from the
+    /// epoll set already (ENOENT, EBADF): nothing to remove. Anything else is logged.
+    private func removeRegistration(_ fd: Int32, _ token: UInt64) {
+        do { try Syscall.control(epollFD, EPOLL_CTL_DEL, fd, 0, token) } catch where error.code != ENOENT && error.code != EBADF { log("\(error)") } catch {}
     }
 
     /// Closes an SMTP connection exactly once and forgets it.
@@ -405,8 +431,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func drainWakeups() {
-        var value: UInt64 = 0
-        _ = Glibc.read(wakeFD, &value, 8)
+        do { try Syscall.drain(wakeFD) } catch { log("\(error)") }
     }
 
     private func runJobs() {
@@ -468,7 +493,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Changes the epoll events for a connection.
     func modify(_ connection: Connection, events: UInt32) {
-        _ = mh_epoll_ctl(epollFD, EPOLL_CTL_MOD, connection.fd, events, connection.id)
+        change(connection.fd, connection.id, events)
         core.countInterestChange()
     }
 

@@ -115,6 +115,12 @@ public final class HTTPServer: Sendable {
         group.wait()
     }
 
+    /// Makes every loop's next `epoll_wait` fail (its epoll descriptor's number then names
+    /// /dev/null): the test that a loop whose wait fails logs it and ends, never spins.
+    package func spoilEventLoopWaits() {
+        for loop in loops { loop.spoilWait() }
+    }
+
     /// Begins a graceful stop; returns at once. Safe to call more than once.
     public func shutdown() {
         guard !shuttingDown.exchange(true, ordering: .acquiringAndReleasing) else { return }

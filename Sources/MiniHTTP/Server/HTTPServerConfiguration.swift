@@ -27,6 +27,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// Sees every exchange, MiniHTTP's own answers and cut-off requests included. Nil (the
     /// default) costs one nil check per request: no exchange value is built, no address read.
     public var observer: (any HTTPExchangeObserver)?
+    /// Where MiniHTTP reports, one line each, what it cannot answer for: a handler's unknown
+    /// error, a response it refused to frame, a failed accept or epoll call. Standard error
+    /// (`HTTPServerLog.write`) by default; the mock passes its own log writer.
+    public var log: @Sendable (String) -> Void = HTTPServerLog.write
     /// SMTP on a second port, on the same event loops; nil (the default) serves HTTP only.
     public var smtp: SMTPServerConfiguration?
     /// What every timeout, timer and exchange time reads: the monotonic clock, or a test's own

@@ -55,6 +55,52 @@ enum Syscall {
         }
     }
 
+    /// Makes closing `fd` send an RST (a linger of 0 seconds) instead of a FIN.
+    static func resetOnClose(_ fd: Int32) throws(SocketError) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        try call("setsockopt") { setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size)) }
+    }
+
+    /// Waits up to `timeout` ms for events on `epollFD`; 0 when a signal cut the wait short.
+    static func wait(_ epollFD: Int32, _ events: UnsafeMutablePointer<epoll_event>, _ capacity: Int32, _ timeout: Int32) throws(SocketError) -> Int {
+        let count = epoll_wait(epollFD, events, capacity, timeout)
+        if count >= 0 { return Int(count) }
+        let code = errno
+        if code == EINTR { return 0 }
+        throw SocketError(call: "epoll_wait", code: code)
+    }
+
+    /// Adds, changes or removes `fd`'s registration on `epollFD` (`EPOLL_CTL_ADD`, `_MOD`, `_DEL`).
+    static func control(_ epollFD: Int32, _ operation: Int32, _ fd: Int32, _ events: UInt32, _ token: UInt64) throws(SocketError) {
+        try call("epoll_ctl") { mh_epoll_ctl(epollFD, operation, fd, events, token) }
+    }
+
+    /// Adds one to an eventfd's counter (a wakeup). A counter already at its maximum is a wakeup
+    /// pending, so `EAGAIN` needs nothing more.
+    static func signal(_ eventFD: Int32) throws(SocketError) {
+        var one: UInt64 = 1
+        do {
+            try call("write") { Glibc.write(eventFD, &one, 8) }
+        } catch where error.isWouldBlock {}
+    }
+
+    /// Takes an eventfd's counter back to zero; nothing to take (`EAGAIN`) is no error.
+    static func drain(_ eventFD: Int32) throws(SocketError) {
+        var value: UInt64 = 0
+        do {
+            try call("read") { Glibc.read(eventFD, &value, 8) }
+        } catch where error.isWouldBlock {}
+    }
+
+    /// Makes the number `fd` name /dev/null instead, keeping it open: for a test of what a loop
+    /// does when `epoll_wait` fails (EINVAL on a descriptor that is no epoll instance).
+    static func replaceWithNull(_ fd: Int32) {
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard null >= 0 else { return }
+        _ = dup2(null, fd)
+        close(null)
+    }
+
     /// Nanoseconds on the monotonic clock.
     static func monotonicNanoseconds() -> UInt64 { mh_monotonic_ns() }
 }
