@@ -9,7 +9,7 @@
 # HTTPS standing in for appleid.apple.com: see docker-compose.yml.
 
 # ---- build: the same flags as scripts/bench (static Swift runtime, no PIE) ----
-FROM swift:6.3-bookworm AS build
+FROM docker.io/library/swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libssl-dev libsqlite3-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # SwiftPM loads every target Package.swift declares before building one product, so the test
@@ -34,7 +34,7 @@ RUN swift build -c release --static-swift-stdlib -Xswiftc -Xclang-linker -Xswift
 # receivers (its openssl dependency makes /usr/lib/ssl, where the linked-in OpenSSL looks). scripts/oci-check builds and runs
 # the image with podman (`podman build --format docker`: podman's default OCI format drops
 # HEALTHCHECK).
-FROM debian:bookworm-slim AS runtime
+FROM docker.io/library/debian:bookworm-slim AS runtime
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 appleid-mock \
  && useradd --system --uid 10001 --gid 10001 --home-dir /srv/appleid-mock --no-create-home appleid-mock \
