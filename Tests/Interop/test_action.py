@@ -212,6 +212,93 @@ def test_actionStart_ServesHttpsWithTheExportedCa_AndTheTokenGuardsControl(runne
         fetch(f"{url}/__mock/health")
 
 
+# ---- the start-up script's inputs, against a docker CLI that only records what it is asked ----
+
+FAKE_DOCKER = """#!/bin/sh
+# Records each call, one argument a line, a blank line after; inspect says the container runs.
+printf '%s\\n' "$@" "" >> "$0.calls"
+case "$1" in inspect) echo true ;; esac
+"""
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    """A Runner whose docker is FAKE_DOCKER; `.calls()` lists the argument lists it was given."""
+    cli = tmp_path / "docker"
+    cli.write_text(FAKE_DOCKER)
+    cli.chmod(0o755)
+    runner = Runner(tmp_path, str(cli), "appleid-mock")
+    calls_file = pathlib.Path(f"{cli}.calls")
+    runner.calls = lambda: [call.split("\n") for call in calls_file.read_text().split("\n\n") if call] if calls_file.exists() else []
+    return runner
+
+
+def workflow_commands(text):
+    """The lines of a step's output a runner would take as workflow commands."""
+    return [line for line in text.splitlines() if line.startswith("::")]
+
+
+@pytest.mark.parametrize("inputs, error", [
+    ({"image": "--privileged"}, "image must not start with -, got '--privileged'"),
+    ({"image": "img", "container": "-d"}, "the container's name (APPLEID_MOCK_CONTAINER) must not start with -, got '-d'"),
+    ({"image": "ghcr.io/x/y:1 --privileged"}, "image must be one word with no spaces or control characters, got 'ghcr.io/x/y:1 --privileged'"),
+    ({"image": "img\n::warning::injected"}, "image must be one word with no spaces or control characters, got 'img%0A::warning::injected'"),
+    ({"version": "0.2.0\n::warning::injected"}, "version must be a release such as 0.2.0, got '0.2.0%0A::warning::injected'"),
+])
+def test_actionStart_RefusesANameThatWouldBeAnOption_BeforeAnyDockerCall(recorded, inputs, error):
+    container = inputs.pop("container", None)
+    if container:
+        recorded.name = container
+    started = recorded.run("start", **inputs)
+    assert (started.returncode, workflow_commands(started.stderr), started.stdout) == (1, [f"::error title=appleid-mock::{error}"], "")
+    assert recorded.calls() == []
+
+
+def test_actionStart_PutsEveryNameAfterDoubleDash(recorded):
+    # The twin: a name that is one, which reaches docker after the end of its options. (Nothing
+    # listens on the port, so the start fails at its last check, here.)
+    started = recorded.run("start", image="img", port=str(free_port()))
+    assert started.returncode == 1 and "does not answer here" in started.stderr, started.stderr
+    calls = recorded.calls()
+    assert [call[0] for call in calls] == ["rm", "create", "start", "exec", "exec"]
+    create = calls.pop(1)
+    assert create[create.index("--"):] == ["--", "img", "serve"] and create[1:3] == ["--name", "appleid-mock"], create
+    for call in calls:
+        assert "--" in call and call.index("--") < call.index("appleid-mock"), call
+
+
+@pytest.mark.parametrize("token", [
+    "a-good-token-of-the-tests\n::warning::injected",
+    "short",
+    "a token with spaces in it",
+    "x" * 513,
+])
+def test_actionStart_RefusesATokenTheMockWouldRefuse_BeforeMaskingIt_AndNeverShowsIt(recorded, token):
+    started = recorded.run("start", image="img", control_token=token)
+    error = ("::error title=appleid-mock::control-token must be 16 to 512 characters from A-Z a-z 0-9 - . _ ~ + / =, "
+             f"as serve --control-token takes ({len(token)} characters given)")
+    assert (started.returncode, workflow_commands(started.stdout), workflow_commands(started.stderr)) == (1, [], [error])
+    assert "injected" not in started.stderr and recorded.calls() == []
+
+
+def test_actionStart_MasksATokenTheMockTakes(recorded):
+    # The twin: 16 characters of the alphabet, masked whole before anything else is printed.
+    token = "A-z0.9_~+/=token"
+    started = recorded.run("start", image="img", control_token=token, port=str(free_port()))
+    assert workflow_commands(started.stdout) == [f"::add-mask::{token}"]
+    assert "control-token" not in started.stderr
+
+
+def test_actionReport_RefusesANameThatWouldBeAnOption_AndReadsOneThatIsNot(recorded):
+    recorded.name = "--help"
+    report = recorded.run("report")
+    assert (report.returncode, report.stdout, recorded.calls()) == (
+        0, "appleid-mock report: the container's name (APPLEID_MOCK_CONTAINER) must be one word that does not start with -, got --help\n", [])
+    recorded.name = "appleid-mock"
+    assert recorded.run("report").returncode == 0
+    assert [call[:2] for call in recorded.calls()] == [["inspect", "--"], ["logs", "--"], ["exec", "--"], ["exec", "--"], ["exec", "--"], ["logs", "--tail"]]
+
+
 @pytest.mark.parametrize("arguments, error", [
     (["latest"], "release: VERSION must be MAJOR.MINOR.PATCH[-PRERELEASE] (e.g. 0.2.0), got 'latest'"),
     (["0.2"], "release: VERSION must be MAJOR.MINOR.PATCH[-PRERELEASE] (e.g. 0.2.0), got '0.2'"),
