@@ -1,6 +1,11 @@
 """The pytest plugin as a user's suite meets it: pytester writes the user's files and runs them."""
 import json
+import os
+import pathlib
+import signal
 import subprocess
+import sys
+import time
 
 import pytest
 
@@ -56,6 +61,95 @@ def test_plugin_Fixture_ErrorsWithTheMocksStderr_WhenTheScenarioIsRefused(pytest
         "E *teams: expected an array, found a number",
         "E *users: missing required key",
     ])
+
+
+def mocks_serving_under(directory):
+    """The pids of `appleid-mock serve` processes whose command line names a path under `directory`
+    (the scenario the plugin wrote in pytest's basetemp, there)."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if b"serve" in argv and any(str(directory).encode() in argument for argument in argv):
+            found.append(int(entry.name))
+    return found
+
+
+def stopped_leftovers(directory):
+    """mocks_serving_under(directory), each then killed, so that a failing check leaves nothing."""
+    found = mocks_serving_under(directory)
+    for pid in found:
+        os.kill(pid, signal.SIGKILL)
+    return found
+
+
+def test_plugin_FailedHealthWait_LeavesNoMockRunning_AndWithTheCaTheSameMockServes(pytester, binary):
+    # An https mock checked without its CA listens but never answers health: the fixture errors
+    # and stops what it started (probe Q3: it was left running after pytest exited).
+    tls = pytester.path / "tls"
+    subprocess.run([binary, "tls", "generate", "--out", str(tls)], check=True, capture_output=True)
+    pytester.makeini(f"[pytest]\nappleid_mock_args = --tls-cert {tls}/cert.pem --tls-key {tls}/key.pem\n")
+    pytester.makeconftest("""
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def appleid_mock_settings(appleid_mock_settings):
+            return appleid_mock_settings.replace(timeout=3)
+    """)
+    pytester.makepyfile("def test_uses(appleid_mock):\n    assert appleid_mock.health()['status'] == 'ok'\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["E *appleid_mock.mock.AppleIDMockError: https://127.0.0.1:* did not answer /__mock/health within 3 s: *"])
+    assert stopped_leftovers(pytester.path) == []
+    # The twin: with the CA it is healthy, and stopped at the session's end all the same.
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--appleid-mock-ca", f"{tls}/ca.pem").assert_outcomes(passed=1)
+    assert stopped_leftovers(pytester.path) == []
+
+
+def test_plugin_Sigterm_StopsTheMock_AndPytestStillEndsByTheSignal(pytester, binary):
+    # A cancelled CI job sends SIGTERM, whose default ends Python with no fixture teardown.
+    pytester.makepyfile("""
+        import pathlib, time
+
+        def test_waits(appleid_mock):
+            pathlib.Path("ready").write_text(appleid_mock.url)
+            time.sleep(600)
+    """)
+    inner = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={pytester.path / 'basetemp'}"],
+                             cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # Waits for the test to start (the deadline only guards against a hang; it decides nothing).
+        deadline = time.monotonic() + 300
+        while not (pytester.path / "ready").exists():
+            assert inner.poll() is None and time.monotonic() < deadline, inner.communicate(timeout=10)[0] if inner.poll() is not None else "no start"
+            time.sleep(0.05)
+        # The check sees the mock while it runs.
+        assert len(mocks_serving_under(pytester.path)) == 1
+        inner.send_signal(signal.SIGTERM)
+        output = inner.communicate(timeout=120)[0]
+    finally:
+        if inner.poll() is None:
+            inner.kill()
+            inner.wait()
+            stopped_leftovers(pytester.path)
+    # Stopped, and pytest ended by the signal, as it would have without the plugin: the job fails.
+    assert inner.returncode == -signal.SIGTERM, output
+    assert stopped_leftovers(pytester.path) == []
+
+
+def test_mockProcess_StopsItsMockAtTheInterpretersExit_WithoutStop(binary, tmp_path):
+    # A script that starts a mock and exits without stop(): atexit stops it.
+    scenario = _scenario(binary, tmp_path)
+    script = f"""
+import sys
+from appleid_mock import MockProcess
+process = MockProcess({binary!r}, {str(scenario)!r})
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert stopped_leftovers(tmp_path) == []
 
 
 def test_plugin_ScenarioOption_ServesTheGivenUsers_AndTheBuiltInOneDoesNot(pytester, binary):

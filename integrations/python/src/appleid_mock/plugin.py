@@ -123,9 +123,9 @@ def _appleid_mock_session(appleid_mock_settings, tmp_path_factory):
         if receiver:
             receiver.stop()
         raise
-    if receiver:
-        receiver.attach(process.mock)
     try:
+        if receiver:
+            receiver.attach(process.mock)
         yield _Session(process.mock, receiver, process)
     finally:
         status = process.stop()

@@ -1,10 +1,13 @@
 """Starting `appleid-mock serve` as a child process: the binary found, a free port, the scenario
-written with the notification receiver wired in, health awaited, stderr kept for errors."""
+written with the notification receiver wired in, health awaited, stderr kept for errors, and the
+process stopped on every way out: a failed start, `stop()`, the interpreter's exit and SIGTERM."""
+import atexit
 import collections
 import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import threading
 
@@ -66,6 +69,46 @@ def load_scenario(binary, scenario):
         raise AppleIDMockError(f"scenario {scenario}: {error}") from None
 
 
+# The mocks started and not yet stopped. A cancelled CI job sends SIGTERM, whose default ends
+# Python without running a `finally` or a fixture's teardown; atexit does not run then either.
+_running = set()
+_running_lock = threading.RLock()  # re-entrant: the SIGTERM handler may run while this thread holds it
+_handler_installed = False
+
+
+def _stop_running():
+    with _running_lock:
+        running = list(_running)
+    for process in running:
+        process.stop(timeout=5)
+
+
+def _on_sigterm(previous):
+    def handler(signum, frame):
+        _stop_running()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            # What SIGTERM would have done: the process ends by the signal (status 143 to a shell).
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+    return handler
+
+
+def _watch(process):
+    """Stops `process` at exit and on SIGTERM, if it is still running then."""
+    global _handler_installed
+    with _running_lock:
+        _running.add(process)
+        if _handler_installed:
+            return
+        _handler_installed = True
+    atexit.register(_stop_running)
+    # Only the main thread may set a handler; the previous one runs after the mocks are stopped.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm(signal.getsignal(signal.SIGTERM)))
+
+
 class MockProcess:
     """`appleid-mock serve --port PORT --scenario FILE [serve_args…]` (port 0: a free one),
     running until `stop()`."""
@@ -86,16 +129,23 @@ class MockProcess:
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_stderr, name="appleid-mock stderr", daemon=True)
         self._reader.start()
-        line = self.process.stdout.readline().strip()
-        if not line.startswith("listening on "):
-            self.process.wait(timeout=timeout)
-            self._reader.join(timeout=5)
-            raise AppleIDMockError(f"appleid-mock serve exited {self.process.returncode} before listening "
-                                   f"({' '.join(command)}):\n" + "\n".join(self.stderr_lines()))
-        self.listening = line.removeprefix("listening on ")
-        self.mock = AppleIDMock(url or self.listening, ca=ca, control_token=control_token, scenario=scenario,
-                                logs=self.stderr_lines, timeout=timeout)
-        self.mock.wait_until_healthy(timeout, alive=self._alive)
+        _watch(self)
+        try:
+            line = self.process.stdout.readline().strip()
+            if not line.startswith("listening on "):
+                self.process.wait(timeout=timeout)
+                self._reader.join(timeout=5)
+                raise AppleIDMockError(f"appleid-mock serve exited {self.process.returncode} before listening "
+                                       f"({' '.join(command)}):\n" + "\n".join(self.stderr_lines()))
+            self.listening = line.removeprefix("listening on ")
+            self.mock = AppleIDMock(url or self.listening, ca=ca, control_token=control_token, scenario=scenario,
+                                    logs=self.stderr_lines, timeout=timeout)
+            self.mock.wait_until_healthy(timeout, alive=self._alive)
+        except BaseException:
+            # A mock that never became healthy (an https one checked without its CA, say) is
+            # stopped here: the caller gets no object to stop.
+            self.stop(timeout=5)
+            raise
 
     def _read_stderr(self):
         for line in self.process.stderr:
@@ -121,6 +171,8 @@ class MockProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        with _running_lock:
+            _running.discard(self)
         self.process.stdout.close()
         self._reader.join(timeout=5)
         return self.process.returncode
