@@ -84,8 +84,14 @@ public final class AppleIDMockServer: Sendable {
         let baseURL = configuration.baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? Self.defaultBaseURL(server)
         assembly.site.set(baseURL)
         if !isLoopback(server.host) && configuration.controlToken == nil {
-            configuration.logger(.warn)("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
-                                        + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
+            if configuration.inContainer {
+                configuration.logger(.warn)("listening on \(server.host) in a container, with no --control-token: whoever reaches the port it is "
+                                            + "published on can drive the mock through /__mock; publish it on loopback only "
+                                            + "(-p 127.0.0.1:\(server.port):\(server.port)) or set APPLEID_MOCK_CONTROL_TOKEN")
+            } else {
+                configuration.logger(.warn)("listening on \(server.host), beyond this machine, with no --control-token: anyone who can reach the port "
+                                            + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)")
+            }
         }
         assembly.startWriting()
         assembly.startTicking()

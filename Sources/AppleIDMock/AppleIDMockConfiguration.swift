@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import MiniHTTP
 
 /// Everything `AppleIDMockServer.start` needs; every field has a default, so
@@ -59,6 +60,11 @@ public struct AppleIDMockConfiguration: Sendable {
     /// `Authorization: Bearer <token>` (401 otherwise); Apple's routes stay open, as Apple's are
     /// (the guard stops browsers, not direct callers on a network).
     package var controlToken: String?
+    /// Whether the mock runs in a container (Docker's `/.dockerenv`, podman's
+    /// `/run/.containerenv`), where binding every interface is how a port is published and only
+    /// the publishing side knows whether it stays on loopback: the exposure warning then says what
+    /// to do there instead.
+    package var inContainer: Bool = ["/.dockerenv", "/run/.containerenv"].contains { (path: String) in access(path, F_OK) == 0 }
     /// Where the mock says what it decided on its own (key fallback, exposure warnings) and,
     /// from `info` on, why Apple's endpoints refused a request: one line each, no newline.
     public var log: @Sendable (String) -> Void = AppleIDMockLog.standardError

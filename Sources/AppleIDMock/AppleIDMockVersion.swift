@@ -2,5 +2,5 @@
 /// prints it). Not a type named after the module: `AppleIDMock.X` must keep naming the module.
 package enum AppleIDMockVersion {
     /// Semantic version, `MAJOR.MINOR.PATCH`; below 1.0 while the CLI and scenario format may change.
-    package static let current = "0.1.0"
+    package static let current = "0.2.0"
 }

@@ -40,9 +40,9 @@ final class ControlTokenCLITests: XCTestCase {
     func testServe_WarnsBeyondLoopbackWithoutAToken_AndNotWithOne() throws {
         let open = try CLIProcess.Server(["--host", "0.0.0.0", "--port", "0"])
         let openStderr = open.stop().stderr
-        XCTAssertTrue(openStderr.contains("beyond this machine, with no --control-token"), openStderr)
+        XCTAssertTrue(openStderr.contains("listening on 0.0.0.0") && openStderr.contains(", with no --control-token: "), openStderr)
         let guarded = try CLIProcess.Server(["--host", "0.0.0.0", "--port", "0", "--control-token", Self.token])
         let guardedStderr = guarded.stop().stderr
-        XCTAssertFalse(guardedStderr.contains("beyond this machine"), guardedStderr)
+        XCTAssertFalse(guardedStderr.contains("with no --control-token"), guardedStderr)
     }
 }

@@ -53,22 +53,29 @@ final class ControlTokenTests: XCTestCase {
         assertStatus(try await send(mock, "GET", "/__mock/clock", authorization: "Bearer anything-at-all-0123"), 200)
     }
 
-    // Live: the warning is about binding beyond loopback.
-    func testStart_WarnsOnceWhenListeningBeyondLoopbackWithoutAToken_AndNotWithOne() throws {
-        for token in [nil, Self.token] {
-            let lines = LockedLines()
-            let server = try startMock { configuration in
-                configuration.host = "0.0.0.0"
-                configuration.controlToken = token
-                configuration.log = { lines.append($0) }
-            }
-            server.stop()
-            let warnings = lines.all.filter { $0.contains("beyond this machine") }
-            if token == nil {
-                XCTAssertEqual(warnings, ["listening on 0.0.0.0, beyond this machine, with no --control-token: anyone who can reach the port "
-                                          + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)"])
-            } else {
-                XCTAssertEqual(warnings, [])
+    // Live: the warning is about binding beyond loopback. In a container every interface is how
+    // a port is published, and only the engine knows whether that stays on loopback (newcomer
+    // P8): there the warning says what to do instead. A token quiets both.
+    func testStart_WarnsOnceWhenListeningBeyondLoopbackWithoutAToken_AndNotWithOne_InAContainerSayingWhatToDo() throws {
+        for inContainer in [false, true] {
+            for token in [nil, Self.token] {
+                let lines = LockedLines()
+                let server = try startMock { configuration in
+                    configuration.host = "0.0.0.0"
+                    configuration.controlToken = token
+                    configuration.inContainer = inContainer
+                    configuration.log = { lines.append($0) }
+                }
+                let port = server.port
+                server.stop()
+                let warnings = lines.all.filter { $0.contains("/__mock") }
+                let expected = !inContainer
+                    ? "listening on 0.0.0.0, beyond this machine, with no --control-token: anyone who can reach the port "
+                        + "can drive the mock through /__mock (mint tokens for any user, reset, move the clock, retire keys)"
+                    : "listening on 0.0.0.0 in a container, with no --control-token: whoever reaches the port it is published on "
+                        + "can drive the mock through /__mock; publish it on loopback only (-p 127.0.0.1:\(port):\(port)) "
+                        + "or set APPLEID_MOCK_CONTROL_TOKEN"
+                XCTAssertEqual(warnings, token == nil ? [expected] : [], "in a container: \(inContainer)")
             }
         }
     }

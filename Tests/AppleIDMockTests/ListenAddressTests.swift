@@ -23,7 +23,7 @@ final class ListenAddressTests: XCTestCase {
         configuration.log = { lines.append($0) }
         let server = try AppleIDMockServer.start(configuration)
         server.stop()
-        XCTAssertFalse(lines.all.contains { $0.contains("beyond this machine") }, "\(lines.all)")
+        XCTAssertFalse(lines.all.contains { $0.contains("with no --control-token") }, "\(lines.all)")
     }
 }
 
