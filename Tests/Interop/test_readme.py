@@ -204,6 +204,18 @@ def test_readme_every_block_says_what_the_tests_do_with_it():
         assert len(block.reason) >= 10, f"{block}: say why it is not run, and what covers it"
 
 
+NEEDS_A_MOCK = "# needs a mock serving on 8080: appleid-mock serve &   (kill %1 stops it)"
+
+
+def test_readme_every_block_the_tests_run_beside_a_mock_says_so_in_its_first_line():
+    # Pasted in order, a block that needs a mock may come after one that stopped it (newcomer P6):
+    # its first line says what it needs. The twin: no other block says it.
+    with_mock = of_kind("run with-mock")
+    assert len(with_mock) >= 7
+    assert [block for block in with_mock if block.text.splitlines()[0] != NEEDS_A_MOCK] == []
+    assert [block for block in ALL if block.kind != "run with-mock" and NEEDS_A_MOCK in block.text] == []
+
+
 def test_readme_marker_parser_refuses_an_unmarked_block(tmp_path):
     sample = tmp_path / "README.md"
     sample.write_text("<!-- readme: run -->\n```sh\necho hi\n```\n\ntext\n\n```sh\necho unmarked\n```\n")
