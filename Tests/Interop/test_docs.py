@@ -355,3 +355,39 @@ def test_parity_a_row_in_no_section_or_with_no_tag_fails(parity_copy):
 def test_readme_answers_how_faithful_with_the_parity_table():
     readme = (ROOT / "README.md").read_text()
     assert re.search(r"\]\(docs/parity\.md\)", readme), "README.md does not link docs/parity.md"
+
+
+# ---- the version the docs name is the checkout's ----
+
+RELEASE_NAMES = [
+    re.compile(r"ghcr\.io/appleid-mock/appleid-mock:(\d+\.\d+\.\d+)\b"),
+    re.compile(r"appleid-mock-(\d+\.\d+\.\d+)-linux-"),
+    re.compile(r"appleid-mock/appleid-mock@v(\d+\.\d+\.\d+)\b"),
+    re.compile(r"\bappleid-mock (\d+\.\d+\.\d+)\b"),
+]
+VERSIONED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")), ROOT / "integrations" / "python" / "README.md"]
+
+
+def named_versions(text):
+    return {match.group(1) for pattern in RELEASE_NAMES for match in pattern.finditer(text)}
+
+
+def test_docs_name_the_checkouts_version_and_so_do_the_binary_and_the_python_kit():
+    # newcomer P2: the docs named 0.2.0 while the checkout printed 0.1.0.
+    printed = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    version = printed.removeprefix("appleid-mock ")
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version), printed
+    kit = ROOT / "integrations" / "python"
+    assert re.search(r'^version = "(.+)"$', (kit / "pyproject.toml").read_text(), re.M).group(1) == version
+    assert re.search(r'^__version__ = "(.+)"$', (kit / "src" / "appleid_mock" / "__init__.py").read_text(), re.M).group(1) == version
+    named = {str(path.relative_to(ROOT)): named_versions(path.read_text()) for path in VERSIONED}
+    assert {path: found for path, found in named.items() if found - {version}} == {}
+    assert named["README.md"] == {version} and named["docs/backend-ci.md"] == {version}
+
+
+def test_docs_version_check_finds_another_version_in_each_kind_of_name():
+    # The twins: each kind of name with a version that is not the checkout's.
+    for text in ("ghcr.io/appleid-mock/appleid-mock:0.1.9", "appleid-mock-0.1.9-linux-x86_64.tar.gz",
+                 "uses: appleid-mock/appleid-mock@v0.1.9", "# appleid-mock 0.1.9"):
+        assert named_versions(text) == {"0.1.9"}, text
+    assert named_versions("ghcr.io/appleid-mock/appleid-mock:${VERSION}") == set()

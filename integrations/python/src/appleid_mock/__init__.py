@@ -6,4 +6,4 @@ from .notifications import AppleNotifications, NotificationReceiver
 from .process import MockProcess, find_binary
 
 __all__ = ["AppleIDMock", "AppleIDMockError", "AppleNotifications", "Faults", "MockProcess", "NotificationReceiver", "find_binary"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
