@@ -154,6 +154,56 @@ final class AccountEventTests: XCTestCase {
         XCTAssertEqual(problems, ["events[0].type", "events[0].user", "events[0].client_id"])
     }
 
+    func testEventFeed_ShowsEveryAttempt_WithItsNotificationsID_AndTheOutcomeAfterIt() async throws {
+        let transport = ScriptedTransport([500, 200])
+        let mock = try inMemoryMock { configuration in
+            configuration.scenario.clock = .init(start: frozenNow, frozen: true)
+            configuration.scenario.teams[0].notificationURL = "https://backend.example/apple"
+            configuration.scenario.compatibility.notificationRetryDelays = [0]
+            configuration.notificationTransport = transport
+            configuration.notificationShutdownGrace = 0
+        }
+        addTeardownBlock { await mock.stop() }
+        _ = try await mock.signInNative(user: "alice", clientID: "com.example.app")
+        let fired = await mock.postJSON("/__mock/events", #"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#)
+        XCTAssertEqual(fired.status.code, 202, fired.text)
+        let notification = try XCTUnwrap(try jsonObject(fired.body)["notification"]?.intValue)
+        // Until the delivery settled: the feed's reader waits for the event, as a test of a backend would.
+        var attempts: [JSONObject] = []
+        for _ in 0..<20 where attempts.last?["outcome"] != "delivered" {
+            let page = await mock.get("/__mock/events?type=notification-attempted&wait=10&after=\(attempts.last?["sequence"]?.intValue ?? 0)")
+            XCTAssertEqual(page.status.code, 200, page.text)
+            attempts += try jsonObject(page.body)["events"]?.arrayValue?.compactMap(\.objectValue) ?? []
+        }
+        XCTAssertEqual(attempts.map { $0["notification"] }, [.int(notification), .int(notification)])
+        XCTAssertEqual(attempts.map { $0["status"] }, [500, 200])
+        XCTAssertEqual(attempts.map { $0["outcome"] }, ["pending", "delivered"], "a retry to come, then delivered")
+        XCTAssertEqual(attempts.map { $0["error"] }, [.null, .null])
+        // In the one sequence, after the account event that queued it; the log says the same.
+        let all = try jsonObject(await mock.get("/__mock/events").body)["events"]?.arrayValue?.compactMap(\.objectValue) ?? []
+        let account = try XCTUnwrap(all.firstIndex { $0["type"] == "account-event" })
+        let first = try XCTUnwrap(all.firstIndex { $0["type"] == "notification-attempted" })
+        XCTAssertLessThan(account, first)
+        XCTAssertEqual(all.compactMap { $0["sequence"]?.intValue }, Array(1...Int64(all.count)))
+        let log = try jsonObject(await mock.get("/__mock/notifications").body)["notifications"]?.arrayValue?.first?.objectValue
+        XCTAssertEqual(log?["id"], .int(notification))
+        XCTAssertEqual(log?["attempts"]?.arrayValue?.count, 2)
+        // The twin: a group with no notification URL is never attempted, so the feed shows no attempt.
+        let silent = try inMemoryMock { configuration in
+            configuration.scenario.clock = .init(start: frozenNow, frozen: true)
+            configuration.notificationTransport = ScriptedTransport([200])
+        }
+        addTeardownBlock { await silent.stop() }
+        _ = try await silent.signInNative(user: "alice", clientID: "com.example.app")
+        let quiet = await silent.postJSON("/__mock/events", #"{"type":"consent-revoked","user":"alice","client_id":"com.example.app"}"#)
+        XCTAssertEqual(quiet.status.code, 202)
+        let settled = await silent.notificationLog(after: 0, waitingUpTo: .seconds(10))
+        XCTAssertEqual(settled.map(\.outcome), [.noURL])
+        let listed = await silent.get("/__mock/events?type=notification-attempted")
+        let none = try jsonObject(listed.body)["events"]?.arrayValue
+        XCTAssertEqual(none, [])
+    }
+
     func testDeliverer_RetriesOnTheSchedule_SignsOnce_AndRecordsEveryAttempt() throws {
         let domain = try domain { $0.scenario.compatibility.notificationRetryDelays = [0, 0] }
         let transport = ScriptedTransport([500, 500, 200])

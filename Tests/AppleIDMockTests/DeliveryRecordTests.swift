@@ -173,19 +173,71 @@ final class DeliveryRecordTests: XCTestCase {
         XCTAssertEqual(log.nextID, 2)
     }
 
-    func testRebuild_AppliesDeliveryEventsAfterTheStateEventTheirCursorNames() {
-        // The attempt happened when the log had taken up event 1 only; a reset (event 2) came after.
-        let events = [recorded(1, .accountEvent(accountEvent())),
-                      recorded(2, .reset(ResetRecord(clock: MockClock(offset: 0, frozenAt: nil), now: frozenNow, secret: Array(0..<32), firstConsentID: 1)))]
-        let attempted = RecordedDelivery(sequence: 1, cursor: 1, event: .attempted(id: 1, attempt: attempt(200), jwt: "a.b.c", outcome: .delivered, dueAt: nil))
+    func testRebuild_TakesUpTheOneSequenceInOrder() {
+        let account = recorded(1, .accountEvent(accountEvent()))
+        let reset = recorded(2, .reset(ResetRecord(clock: MockClock(offset: 0, frozenAt: nil), now: frozenNow, secret: Array(0..<32), firstConsentID: 1)))
+        let attempted = DomainEvent.delivery(.attempted(id: 1, attempt: attempt(200), jwt: "a.b.c", outcome: .delivered, dueAt: nil))
         var log = NotificationLog(capacity: 10)
-        NotificationDeliverer.rebuild(&log, events: events, deliveries: [attempted], now: 100, scenario: scenario, issuer: "https://appleid.apple.com")
+        NotificationDeliverer.rebuild(&log, events: [account, recorded(2, attempted), recorded(3, reset.event)], now: 100, scenario: scenario,
+                                      issuer: "https://appleid.apple.com")
         XCTAssertEqual(log.live.map(\.outcome), [.delivered], "delivered before the reset, so the reset had nothing to abandon")
-        // The twin: the same attempt named after the reset finds the record abandoned, and keeps that.
+        // The twin: the same attempt after the reset finds the record abandoned, and keeps that.
         var late = NotificationLog(capacity: 10)
-        NotificationDeliverer.rebuild(&late, events: events, deliveries: [RecordedDelivery(sequence: 1, cursor: 2, event: attempted.event)], now: 100,
-                                      scenario: scenario, issuer: "https://appleid.apple.com")
+        NotificationDeliverer.rebuild(&late, events: [account, reset, recorded(3, attempted)], now: 100, scenario: scenario,
+                                      issuer: "https://appleid.apple.com")
         XCTAssertEqual(late.live.map(\.outcome), [.abandoned])
         XCTAssertEqual(late.live.first?.attempts.map(\.status), [200], "the attempt is kept")
+    }
+
+    func testMerge_PutsAnOlderFilesDeliveryEventsAfterTheEventTheirCursorNames_AndMovesTheEventsAfter() {
+        // A version 2 file: the attempt happened when the log had taken up event 1 only; a reset (event 2) came after.
+        let events = [recorded(1, .accountEvent(accountEvent())),
+                      recorded(2, .reset(ResetRecord(clock: MockClock(offset: 0, frozenAt: nil), now: frozenNow, secret: Array(0..<32), firstConsentID: 1)))]
+        let event = DeliveryEvent.attempted(id: 1, attempt: attempt(200, at: 1_700_000_005), jwt: "a.b.c", outcome: .delivered, dueAt: nil)
+        let early = RecordedDelivery.Merge.merged(events, [RecordedDelivery(sequence: 1, cursor: 1, event: event)])
+        XCTAssertEqual(early.map(\.sequence), [1, 2, 3])
+        XCTAssertEqual(early.map(\.event.name), ["account-event", "notification-attempted", "reset"])
+        XCTAssertEqual(early[1].at, 1_700_000_005, "an attempt is placed at its own time")
+        var log = NotificationLog(capacity: 10)
+        NotificationDeliverer.rebuild(&log, events: early, now: 100, scenario: scenario, issuer: "https://appleid.apple.com")
+        XCTAssertEqual(log.live.map(\.outcome), [.delivered])
+        // The twin: the same attempt with the reset before it goes after the reset.
+        let late = RecordedDelivery.Merge.merged(events, [RecordedDelivery(sequence: 1, cursor: 2, event: event)])
+        XCTAssertEqual(late.map(\.event.name), ["account-event", "reset", "notification-attempted"])
+        var lateLog = NotificationLog(capacity: 10)
+        NotificationDeliverer.rebuild(&lateLog, events: late, now: 100, scenario: scenario, issuer: "https://appleid.apple.com")
+        XCTAssertEqual(lateLog.live.map(\.outcome), [.abandoned])
+        // Gaps (compaction's) stay; two delivery events at one cursor keep their order; an imported
+        // record's sequence moves with the event that queued it.
+        var queued = record()
+        XCTAssertEqual(queued.sequence, 7)
+        queued.outcome = .delivered
+        let gapped = [recorded(3, .accountEvent(accountEvent())), recorded(7, .accountEvent(accountEvent(user: "bob"))), recorded(9, .clockChanged(clock: MockClock(offset: 0, frozenAt: nil), now: frozenNow))]
+        let merged = RecordedDelivery.Merge.merged(gapped, [RecordedDelivery(sequence: 1, cursor: 3, event: .cleared(through: 0, cancelPending: false)),
+                                                            RecordedDelivery(sequence: 2, cursor: 3, event: .imported(queued)),
+                                                            RecordedDelivery(sequence: 3, cursor: 9, event: .cleared(through: 1, cancelPending: false))])
+        XCTAssertEqual(merged.map(\.sequence), [3, 4, 5, 9, 11, 12])
+        XCTAssertEqual(merged.map(\.event.name), ["account-event", "notifications-cleared", "notification-imported", "account-event", "clock-changed",
+                                                  "notifications-cleared"])
+        guard case .delivery(.imported(let moved)) = merged[2].event else { return XCTFail("\(merged[2])") }
+        XCTAssertEqual(moved.sequence, 9, "event 7 is now event 9")
+        XCTAssertEqual(merged[1].at, Double(frozenNow), "a clear takes the time of the event before it")
+    }
+
+    func testLog_ARunOfImportedRecords_StandsForTheEventsBeforeIt() {
+        // A version 1 file's records at its cursor: the account event before them is not taken again.
+        var imported = record()
+        imported.outcome = .delivered
+        var log = NotificationLog(capacity: 10)
+        apply(&log, recorded(1, .accountEvent(accountEvent())))
+        apply(&log, recorded(2, .delivery(.imported(imported))))
+        apply(&log, recorded(3, .accountEvent(accountEvent(user: "bob"))))
+        XCTAssertEqual(log.live.map(\.id), [1, 2])
+        XCTAssertEqual(log.live.map(\.outcome), [.delivered, .pending], "the import, then what came after it")
+        // The twin: with no import, the first account event's record stands, pending as it was made.
+        var plain = NotificationLog(capacity: 10)
+        apply(&plain, recorded(1, .accountEvent(accountEvent())))
+        apply(&plain, recorded(3, .accountEvent(accountEvent(user: "bob"))))
+        XCTAssertEqual(plain.live.map(\.outcome), [.pending, .pending])
     }
 }

@@ -188,12 +188,12 @@ final class DurableRecordTests: XCTestCase {
         let listed = await first.get("/__mock/notifications").text
         await first.stop()
 
-        // The file holds the state's events and the delivery events, and no table of records.
+        // The file holds one sequence of events, the delivery events among them, and no table of records.
         let database = try SQLiteDatabase(path: path, create: false)
         let tables = try database.texts("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
-        let kinds = try database.texts("SELECT DISTINCT json_extract(body, '$.type') FROM deliveries ORDER BY 1")
+        let kinds = try database.texts("SELECT DISTINCT type FROM events WHERE notification IS NOT NULL ORDER BY 1")
         database.close()
-        XCTAssertEqual(tables, ["deliveries", "events", "meta"])
+        XCTAssertEqual(tables, ["events", "meta"])
         XCTAssertEqual(kinds, ["notification-attempted", "notifications-cleared"])
         // The log the record rebuilds, with no mock running: the one the mock showed.
         let file = try StateFile(path: path, scenarioJSON: nil, readOnly: true)
@@ -201,8 +201,7 @@ final class DurableRecordTests: XCTestCase {
         file.close()
         var rebuilt = NotificationLog(capacity: NotificationDeliverer.logCapacity)
         rebuilt.forgottenThrough = stored.forgottenThrough
-        NotificationDeliverer.rebuild(&rebuilt, events: stored.events, deliveries: stored.deliveries, now: 0, scenario: first.domain.scenario,
-                                      issuer: first.domain.issuer)
+        NotificationDeliverer.rebuild(&rebuilt, events: stored.events, now: 0, scenario: first.domain.scenario, issuer: first.domain.issuer)
         XCTAssertEqual(shown(rebuilt.live), shown(before))
 
         let second = try mock(path)
@@ -211,22 +210,97 @@ final class DurableRecordTests: XCTestCase {
         XCTAssertEqual(listedAfter, listed)
         // The twin: the record without its delivery events rebuilds another log (every record pending, the cleared one back).
         var eventsOnly = NotificationLog(capacity: NotificationDeliverer.logCapacity)
-        NotificationDeliverer.rebuild(&eventsOnly, events: stored.events, deliveries: [], now: 0, scenario: first.domain.scenario,
+        NotificationDeliverer.rebuild(&eventsOnly, events: stored.events.filter { !$0.isDelivery }, now: 0, scenario: first.domain.scenario,
                                       issuer: first.domain.issuer)
         XCTAssertEqual(eventsOnly.live.map(\.id), [1, 2, 3, 4])
         XCTAssertNotEqual(shown(eventsOnly.live), shown(before))
     }
 
+    /// Turns the version 3 file at `path` into the version 2 file it would have been: its delivery
+    /// events in their own table and sequence, each with the last state event before it as its
+    /// cursor, and the state events numbered in their own sequence.
+    private func downgradeToVersion2(_ path: String) throws {
+        let database = try SQLiteDatabase(path: path, create: false)
+        try database.execute("""
+            CREATE TEMP TABLE renumbered AS
+              SELECT sequence AS old, row_number() OVER (ORDER BY sequence) AS new FROM events WHERE notification IS NULL;
+            CREATE TABLE deliveries(sequence INTEGER PRIMARY KEY, cursor INTEGER NOT NULL, id INTEGER NOT NULL, body TEXT NOT NULL);
+            CREATE INDEX deliveries_id ON deliveries(id);
+            INSERT INTO deliveries(sequence, cursor, id, body)
+              SELECT row_number() OVER (ORDER BY sequence),
+                     coalesce((SELECT max(new) FROM temp.renumbered WHERE old < events.sequence), 0), notification, body
+              FROM events WHERE notification IS NOT NULL;
+            DELETE FROM events WHERE notification IS NOT NULL;
+            UPDATE events SET sequence = -(SELECT new FROM temp.renumbered WHERE old = events.sequence);
+            UPDATE events SET sequence = -sequence;
+            DROP INDEX events_notification;
+            ALTER TABLE events DROP COLUMN notification;
+            PRAGMA user_version=2;
+            """)
+        database.close()
+    }
+
+    func testVersion2StateFile_DeliveryEvents_AreMergedIntoTheOneSequence() async throws {
+        let path = newPath("v2")
+        let first = try mock(path)
+        let before = try await driveNotifications(first)
+        let listed = await first.get("/__mock/notifications").text
+        let feedBefore = first.domain.events.events().events
+        await first.stop()
+        try downgradeToVersion2(path)
+        let v2 = try SQLiteDatabase(path: path, create: false)
+        let deliveries = try XCTUnwrap(try v2.integer("SELECT count(*) FROM deliveries"))
+        let events = try XCTUnwrap(try v2.integer("SELECT count(*) FROM events"))
+        XCTAssertGreaterThan(deliveries, 0)
+        v2.close()
+
+        let second = try mock(path)
+        let feed = second.domain.events.events().events
+        XCTAssertEqual(shown(second.notifications.records()), shown(before), "the version 2 log, rebuilt from the one sequence")
+        let listedAfter = await second.get("/__mock/notifications").text
+        XCTAssertEqual(listedAfter, listed)
+        XCTAssertEqual(feed.count, Int(events + deliveries))
+        XCTAssertEqual(feed.map(\.sequence), Array(1...UInt64(feed.count)), "one sequence")
+        XCTAssertEqual(feed.map(\.sequence), feedBefore.map(\.sequence), "the version 3 file's own numbering, back")
+        XCTAssertEqual(feed.map(\.event), feedBefore.map(\.event))
+        await second.stop()
+        let migrated = try SQLiteDatabase(path: path, create: false)
+        XCTAssertEqual(try migrated.integer("PRAGMA user_version"), StateFile.schemaVersion)
+        XCTAssertEqual(try migrated.texts("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"), ["events", "meta"])
+        XCTAssertEqual(try migrated.integer("SELECT count(*) FROM events WHERE notification IS NOT NULL"), deliveries)
+        migrated.close()
+        let third = try mock(path)
+        XCTAssertEqual(shown(third.notifications.records()), shown(before), "restarted from the migrated file: the same log")
+        await third.stop()
+        // The twin: a version 2 delivery whose cursor is past the last event is refused at start, naming it.
+        let broken = newPath("v2-broken")
+        let made = try mock(broken)
+        _ = try await driveNotifications(made)
+        await made.stop()
+        try downgradeToVersion2(broken)
+        let patch = try SQLiteDatabase(path: broken, create: false)
+        try patch.execute("UPDATE deliveries SET cursor = (SELECT max(sequence) FROM events) + 1 WHERE sequence = (SELECT max(sequence) FROM deliveries)")
+        patch.close()
+        XCTAssertThrowsError(try mock(broken)) { error in
+            guard case .state(let refusal)? = error as? AppleIDMockError, case .damaged(let why) = refusal.problem else { return XCTFail("\(error)") }
+            XCTAssertTrue(why.hasSuffix("sequence and cursor out of order or range"), why)
+        }
+    }
+
     func testVersion1StateFile_NotificationRows_BecomeImportedDeliveryEvents() async throws {
-        // A version 1 file, made from a version 2 one in SQLite: its log as rows of records.
+        // A version 1 file, made from a version 3 one in SQLite: its log as rows of records.
         let path = newPath("v1")
         let first = try mock(path)
         let before = try await driveNotifications(first)
         await first.stop()
         let database = try SQLiteDatabase(path: path, create: false)
+        try database.execute("""
+            DELETE FROM events WHERE notification IS NOT NULL;
+            DROP INDEX events_notification;
+            ALTER TABLE events DROP COLUMN notification;
+            """)
         let last = try XCTUnwrap(try database.integer("SELECT max(sequence) FROM events"))
         try database.execute("""
-            DROP TABLE deliveries;
             DELETE FROM meta WHERE key = 'deliveries_forgotten';
             CREATE TABLE notifications(id INTEGER PRIMARY KEY, body TEXT NOT NULL);
             INSERT INTO meta(key, value) VALUES('notifications', '{"cursor":\(last),"next_id":\(before.count + 2)}');
@@ -248,8 +322,8 @@ final class DurableRecordTests: XCTestCase {
         await second.stop()
         let migrated = try SQLiteDatabase(path: path, create: false)
         XCTAssertEqual(try migrated.integer("PRAGMA user_version"), StateFile.schemaVersion)
-        XCTAssertEqual(try migrated.texts("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"), ["deliveries", "events", "meta"])
-        XCTAssertEqual(try migrated.texts("SELECT json_extract(body, '$.type') FROM deliveries ORDER BY sequence"),
+        XCTAssertEqual(try migrated.texts("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"), ["events", "meta"])
+        XCTAssertEqual(try migrated.texts("SELECT type FROM events WHERE notification IS NOT NULL ORDER BY sequence"),
                        Array(repeating: "notification-imported", count: before.count))
         XCTAssertEqual(try migrated.texts("SELECT key FROM meta WHERE key = 'notifications'"), [])
         migrated.close()
@@ -264,7 +338,9 @@ final class DurableRecordTests: XCTestCase {
         await made.stop()
         let patch = try SQLiteDatabase(path: broken, create: false)
         try patch.execute("""
-            DROP TABLE deliveries;
+            DELETE FROM events WHERE notification IS NOT NULL;
+            DROP INDEX events_notification;
+            ALTER TABLE events DROP COLUMN notification;
             CREATE TABLE notifications(id INTEGER PRIMARY KEY, body TEXT NOT NULL);
             INSERT INTO notifications(id, body) VALUES(1, '{"id":1}');
             PRAGMA user_version=1;

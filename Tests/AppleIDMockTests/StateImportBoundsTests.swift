@@ -138,17 +138,18 @@ final class StateImportBoundsTests: XCTestCase {
         var shapes: [String: String] = [:]
         for (path, _) in numbers(archive) where shapes[shape(path, in: archive)] == nil { shapes[shape(path, in: archive)] = path }
         // Every kind of number this state holds: the probe counted 39 numeric fields in a version 1
-        // export; version 2 keeps the log as delivery events and adds the fault stream.
+        // export; version 2 keeps the log as delivery events and adds the fault stream; version 3
+        // has the delivery events among the events.
         XCTAssertEqual(shapes.keys.sorted(), [
-            "deliveries[*].cursor", "deliveries[*].event.attempt.at", "deliveries[*].event.attempt.status", "deliveries[*].event.id",
-            "deliveries[*].sequence", "deliveries_forgotten",
+            "deliveries_forgotten",
             "events[*](account-event).account_event.at", "events[*](account-event).account_event.event_time",
             "events[*](clock-changed).clock.frozen_at", "events[*](clock-changed).clock.offset", "events[*](clock-changed).now",
             "events[*](code-issued).grant.auth_time", "events[*](code-issued).grant.consent_id", "events[*](code-issued).grant.expires_at",
             "events[*](code-redeemed).consent_id", "events[*](codes-expired).at", "events[*](codes-expired).count",
             "events[*](consent-granted).grant.at", "events[*](consent-granted).grant.consent_id", "events[*](consent-revoked).consent_id",
             "events[*](key-activated).at", "events[*](key-published).at", "events[*](key-published).step", "events[*](key-retired).at",
-            "events[*](key-retired).step", "events[*](key-schedule-advanced).at", "events[*](reset).reset.clock.frozen_at",
+            "events[*](key-retired).step", "events[*](key-schedule-advanced).at", "events[*](notification-attempted).attempt.at",
+            "events[*](notification-attempted).attempt.status", "events[*](notification-attempted).id", "events[*](reset).reset.clock.frozen_at",
             "events[*](reset).reset.clock.offset", "events[*](reset).reset.first_consent_id", "events[*](reset).reset.now",
             "events[*](tokens-issued).consent_id", "events[*](user-added).added_user.user.real_user_status", "events[*].at", "events[*].sequence",
             "fault_random.next_block", "genesis.clock.frozen_at", "genesis.clock.offset", "genesis.start", "jwks_order.next_block", "random.next_block",
@@ -208,8 +209,8 @@ final class StateImportBoundsTests: XCTestCase {
              "sequence expected an integer from 1 to 9007199254740991"),
             ("UPDATE events SET body = json_set(body, '$.grant.at', -9223372036854775808) WHERE type = 'consent-granted'",
              "event.grant.at: expected an integer from 0 to 4326589695"),
-            ("UPDATE deliveries SET body = json_set(body, '$.attempt.at', 1e308) WHERE json_extract(body, '$.type') = 'notification-attempted'",
-             "delivery.attempt.at: expected a number from 0 to 4326589695"),
+            ("UPDATE events SET body = json_set(body, '$.attempt.at', 1e308) WHERE type = 'notification-attempted'",
+             "event.attempt.at: expected a number from 0 to 4326589695"),
         ] {
             let failure = startFailure(try patched(sql))
             XCTAssertTrue(failure?.contains(expected) == true, "\(sql): \(failure ?? "started")")
@@ -221,8 +222,7 @@ final class StateImportBoundsTests: XCTestCase {
             UPDATE meta SET value = json_set(value, '$.clock.offset', \(StoredRange.offsets.upperBound)) WHERE key = 'genesis';
             UPDATE events SET at = \(StoredRange.instants.upperBound) WHERE sequence = (SELECT max(sequence) FROM events);
             UPDATE events SET body = json_set(body, '$.grant.at', \(upper)) WHERE type = 'consent-granted';
-            UPDATE deliveries SET body = json_set(body, '$.attempt.at', \(StoredRange.instants.upperBound))
-              WHERE json_extract(body, '$.type') = 'notification-attempted';
+            UPDATE events SET body = json_set(body, '$.attempt.at', \(StoredRange.instants.upperBound)) WHERE type = 'notification-attempted';
             """)
         let server = try startMock { configuration in
             configuration.scenario = scenario()
@@ -340,12 +340,55 @@ final class StateImportBoundsTests: XCTestCase {
         XCTAssertEqual(importFailure(replacing(top, at: "events[\(last)].sequence", with: .int(Int64.max))),
                        "events[\(last)].sequence: expected an integer from 1 to 9007199254740991")
         XCTAssertNil(importFailure(replacing(top, at: "events[\(last)].sequence", with: .int(StoredRange.counters.upperBound))))
-        // A delivery event's cursor past the last event: the log would wait for events that never come.
-        let lastSequence = try XCTUnwrap(events.last?.objectValue?["sequence"]?.intValue)
-        let lastDelivery = try XCTUnwrap(archive.objectValue?["deliveries"]?.arrayValue?.count, "the rich state delivered a notification") - 1
-        XCTAssertEqual(importFailure(replacing(archive, at: "deliveries[\(lastDelivery)].cursor", with: .int(lastSequence + 1))),
+        // A version 3 archive has its delivery events among its events: a `deliveries` member is refused.
+        XCTAssertEqual(importFailure(adding(archive, "deliveries", [])),
+                       "deliveries: not a key of a version 3 archive (its delivery events are among its events)")
+        // A version 2 archive's delivery event with its cursor past the last event: the log would
+        // wait for events that never come. The twin, at the last event, imports.
+        let older = try versionTwo(archive)
+        let lastSequence = try XCTUnwrap(older.objectValue?["events"]?.arrayValue?.last?.objectValue?["sequence"]?.intValue)
+        let lastDelivery = try XCTUnwrap(older.objectValue?["deliveries"]?.arrayValue?.count, "the rich state delivered a notification") - 1
+        XCTAssertEqual(importFailure(replacing(older, at: "deliveries[\(lastDelivery)].cursor", with: .int(lastSequence + 1))),
                        "deliveries[\(lastDelivery)].cursor: expected at most the last event's sequence (\(lastSequence)) and at least the previous delivery's cursor")
-        XCTAssertNil(importFailure(replacing(archive, at: "deliveries[\(lastDelivery)].cursor", with: .int(lastSequence))))
+        XCTAssertNil(importFailure(replacing(older, at: "deliveries[\(lastDelivery)].cursor", with: .int(lastSequence))))
+    }
+
+    func testStateImport_OfAVersion2Archive_MergesItsDeliveryEventsIntoTheOneSequence() throws {
+        let exported = try richExport()
+        let archive = try JSONParser.parse(exported)
+        let path = newPath("from-v2")
+        try StateArchive.importing(JSONWriter.compact(try versionTwo(archive)), into: path)
+        // Exported again: the version 3 archive it came from, every event in its place.
+        XCTAssertEqual(try JSONParser.parse(try StateArchive.export(path: path)), archive)
+    }
+
+    /// `archive` with the member `key` set to `value`.
+    private func adding(_ archive: JSONValue, _ key: String, _ value: JSONValue) -> JSONValue {
+        guard case .object(var object) = archive else { return archive }
+        object[key] = value
+        return .object(object)
+    }
+
+    /// The version 2 archive a version 3 `archive` would have been: its delivery events in a
+    /// `deliveries` member of their own sequence, each with the last state event before it as its
+    /// cursor, and the state events numbered in their own sequence.
+    private func versionTwo(_ archive: JSONValue) throws -> JSONValue {
+        guard case .object(var object) = archive, case .array(let events)? = object["events"] else { throw StateArchive.Failure(description: "no events") }
+        var state: [JSONValue] = []
+        var deliveries: [JSONValue] = []
+        for event in events {
+            guard case .object(var entry) = event, case .string(let type)? = entry["event"]?.objectValue?["type"] else { continue }
+            if type.hasPrefix("notification") {
+                deliveries.append(["sequence": .int(Int64(deliveries.count + 1)), "cursor": .int(Int64(state.count)), "event": entry["event"]!])
+            } else {
+                entry["sequence"] = .int(Int64(state.count + 1))
+                state.append(.object(entry))
+            }
+        }
+        object["version"] = 2
+        object["events"] = .array(state)
+        object["deliveries"] = .array(deliveries)
+        return .object(object)
     }
 
     func testWorld_RefusesAUserOverTheLimit_AndTakesTheLastOneWithin_P7() throws {

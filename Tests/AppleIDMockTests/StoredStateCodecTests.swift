@@ -83,6 +83,11 @@ final class StoredStateCodecTests: XCTestCase {
             .faultsInstalled([]),
             .faultsRemoved(ids: ["f1", "f12"]),
             .faultsRemoved(ids: []),
+            .delivery(.attempted(id: 3, attempt: .init(at: 1_700_000_001.5, status: 503, error: nil), jwt: "h.p.s", outcome: .pending,
+                                 dueAt: 1_700_000_031.5)),
+            .delivery(.attempted(id: 4, attempt: .init(at: 0, status: nil, error: "connection refused"), jwt: nil, outcome: .failed, dueAt: nil)),
+            .delivery(.cleared(through: 9, cancelPending: true)),
+            .delivery(.imported(settledRecord())),
         ]
     }
 
@@ -109,6 +114,16 @@ final class StoredStateCodecTests: XCTestCase {
         let notification = PendingNotification(payload: payload, type: "consent-revoked", groupID: "com.example.app", url: "http://127.0.0.1:9/apple",
                                                userID: "alice", sequence: 17, keyID: "W2ek7HdPaL")
         return NotificationRecord(id: 3, notification: notification, outcome: .pending, dueAt: .infinity)
+    }
+
+    /// A record delivered and settled, as an older file's log held it.
+    private func settledRecord() -> NotificationRecord {
+        var record = pendingRecord()
+        record.signed("h.p.s")
+        record.attempts = [.init(at: 1_700_000_001, status: 200, error: nil)]
+        record.outcome = .delivered
+        record.dueAt = 1_700_000_001
+        return record
     }
 
     // MARK: - Helpers

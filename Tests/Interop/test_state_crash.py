@@ -1234,12 +1234,12 @@ def test_a_runtime_fault_survives_sigkill_listed_and_firing(tmp_path):
         assert requests.get(f"{mock.url}/__mock/faults").json() == {"faults": []}, "a removal answered 200 came back after SIGKILL"
     finally:
         mock.stop()
-    # A stopped mock's file holds the record of events and delivery events, no table of notifications.
+    # A stopped mock's file holds one sequence of events, the delivery events among them, no table of notifications.
     database = sqlite3.connect(path)
     tables = sorted(name for (name,) in database.execute("SELECT name FROM sqlite_schema WHERE type = 'table'"))
     kinds = [kind for (kind,) in database.execute("SELECT DISTINCT type FROM events WHERE type LIKE 'fault%' ORDER BY type")]
     database.close()
-    assert tables == ["deliveries", "events", "meta"], tables
+    assert tables == ["events", "meta"], tables
     assert kinds == ["fault-fired", "faults-installed", "faults-removed"], kinds
 
 

@@ -86,6 +86,15 @@ extension DomainEvent {
             return [("faults", .array(faults.map { .object($0.json) }))]
         case .faultsRemoved(let ids):
             return [("faults", .array(ids.map(JSONValue.string)))]
+        case .delivery(.attempted(let id, let attempt, _, let outcome, _)):
+            // `outcome` after the attempt: delivered, failed (given up), or pending (a retry is
+            // due; or the mock stopped with it on the wire, and delivery resumes after a restart).
+            return [("notification", .int(Int64(clamping: id))), ("status", attempt.status.map { .int(Int64($0)) } ?? .null),
+                    ("error", attempt.error.map(JSONValue.string) ?? .null), ("outcome", .string(outcome.rawValue))]
+        case .delivery(.cleared(let through, let cancelPending)):
+            return [("through", .int(Int64(clamping: through))), ("cancel_pending", .bool(cancelPending))]
+        case .delivery(.imported(let record)):
+            return [("notification", .int(Int64(clamping: record.id))), ("outcome", .string(record.outcome.rawValue))]
         }
     }
 }

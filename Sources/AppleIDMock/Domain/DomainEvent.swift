@@ -51,6 +51,10 @@ package enum DomainEvent: Sendable, Equatable {
     case faultsInstalled([InstalledFault])
     /// Faults were removed.
     case faultsRemoved(ids: [String])
+    /// The notification deliverer did something to the delivery log: an attempt ended (a
+    /// success, a retry to come, a give-up), the log was cleared, or a record was taken over from
+    /// an older state file. It changes no `World`; the log is these events' projection.
+    case delivery(DeliveryEvent)
 }
 
 /// A fault that fired: which, what it did, and to what.
@@ -105,6 +109,9 @@ extension DomainEvent {
         case faultFired = "fault-fired"
         case faultsInstalled = "faults-installed"
         case faultsRemoved = "faults-removed"
+        case notificationAttempted = "notification-attempted"
+        case notificationsCleared = "notifications-cleared"
+        case notificationImported = "notification-imported"
 
         /// What compaction does with an event of this kind once it is behind the cutoff
         /// (`StateFile.compactStep`).
@@ -133,6 +140,8 @@ extension DomainEvent {
             case .faultFired: .inertUnlessCounting
             case .faultsInstalled: .kept
             case .faultsRemoved: .kept
+            // Forgotten by notification id instead (`StateFile.forgetOldDeliveries`).
+            case .notificationAttempted, .notificationsCleared, .notificationImported: .kept
             }
         }
     }
@@ -175,6 +184,9 @@ extension DomainEvent {
         case .faultFired: .faultFired
         case .faultsInstalled: .faultsInstalled
         case .faultsRemoved: .faultsRemoved
+        case .delivery(.attempted): .notificationAttempted
+        case .delivery(.cleared): .notificationsCleared
+        case .delivery(.imported): .notificationImported
         }
     }
 

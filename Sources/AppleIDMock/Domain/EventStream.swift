@@ -10,9 +10,9 @@ struct RecordedEvent: Sendable, Equatable {
     var event: DomainEvent
 }
 
-/// The record of everything that happened, and its readers: the state's events in sequence (the
-/// newest `capacity` kept in memory) and the deliverer's delivery events in a sequence of their
-/// own. The state owner appends (inside its critical section, so the order is the operations');
+/// The record of everything that happened, and its readers: the state's events in one sequence
+/// (the newest `capacity` kept in memory), the deliverer's delivery events among them. The state
+/// owner appends (inside its critical section, so the order is the operations');
 /// everything that reacts reads at its own cursor — the notification deliverer, the state file's
 /// writer, the event feed, the dashboard — and none can block an operation: subscribers are told
 /// after it, outside its lock, and long-polling readers sleep until an event comes. With a state
@@ -20,11 +20,8 @@ struct RecordedEvent: Sendable, Equatable {
 final class EventStream: Sendable {
     private struct Guarded {
         var log: EventLog
-        /// The delivery events' own sequence: the number of the last one.
-        var lastDelivery: UInt64 = 0
         /// With a state file: events recorded and not yet handed to its writer.
         var unwritten: [RecordedEvent] = []
-        var unwrittenDeliveries: [RecordedDelivery] = []
     }
 
     /// How many recent events are kept in memory.
@@ -38,10 +35,10 @@ final class EventStream: Sendable {
     /// Counts every change for the state file's writer (a barrier that holds nothing without one).
     let barrier: CommitBarrier
 
-    /// A stream going on after `restored` (a state file's events and delivery events).
-    init(barrier: CommitBarrier, restored: [RecordedEvent] = [], lastDelivery: UInt64 = 0) {
+    /// A stream going on after `restored` (a state file's events).
+    init(barrier: CommitBarrier, restored: [RecordedEvent] = []) {
         self.barrier = barrier
-        guarded = Mutex(Guarded(log: EventLog(capacity: Self.capacity, restoring: restored), lastDelivery: lastDelivery))
+        guarded = Mutex(Guarded(log: EventLog(capacity: Self.capacity, restoring: restored)))
     }
 
     // MARK: - Recording
@@ -59,17 +56,6 @@ final class EventStream: Sendable {
         return recorded
     }
 
-    /// Records a delivery event made when the deliverer had taken up the state's events through
-    /// `cursor`.
-    func recordDelivery(_ event: DeliveryEvent, cursor: UInt64) {
-        guard barrier.enabled else { return }
-        guarded.withLock { guarded in
-            guarded.lastDelivery += 1
-            guarded.unwrittenDeliveries.append(RecordedDelivery(sequence: guarded.lastDelivery, cursor: cursor, event: event))
-        }
-        barrier.count(1)
-    }
-
     /// Tells the subscribers and wakes the feed readers: events were recorded (called by the
     /// state owner after its critical section).
     func announce() {
@@ -77,14 +63,11 @@ final class EventStream: Sendable {
         for listener in listeners.withLock({ $0 }) { listener.call() }
     }
 
-    /// The events and delivery events recorded since the last call, for the state file's writer.
-    func takeUnwritten() -> (events: [RecordedEvent], deliveries: [RecordedDelivery]) {
+    /// The events recorded since the last call, for the state file's writer.
+    func takeUnwritten() -> [RecordedEvent] {
         guarded.withLock { guarded in
-            defer {
-                guarded.unwritten = []
-                guarded.unwrittenDeliveries = []
-            }
-            return (guarded.unwritten, guarded.unwrittenDeliveries)
+            defer { guarded.unwritten = [] }
+            return guarded.unwritten
         }
     }
 

@@ -67,7 +67,7 @@ final class StateOwner: Sendable {
             world.random = random
             world.faults.random = faultRandom
         }
-        events = EventStream(barrier: barrier, restored: restored?.events ?? [], lastDelivery: restored?.deliveries.last?.sequence ?? 0)
+        events = EventStream(barrier: barrier, restored: restored?.events ?? [])
         publishedKeys = PublishedKeys(initial: .init(fragments: world.publishedJWKs, signingKeyID: world.signingKey?.keyID), order: order)
         guarded = Mutex(Guarded(world: world, lastReal: real))
         // With a state file, a key set is served once the change that made it is committed.
@@ -159,13 +159,12 @@ final class StateOwner: Sendable {
         }
     }
 
-    /// What the state file's writer commits next: the events and delivery events recorded since
-    /// the last call, with where the seeded streams stand after them (seeded runs only) — taken
+    /// What the state file's writer commits next: the events recorded since the last call, with where the seeded streams stand after them (seeded runs only) — taken
     /// in one critical section, so the positions are those after exactly these events.
     func takeUnwritten() -> StateBatch {
         guarded.withLock { guarded in
-            let (taken, deliveries) = events.takeUnwritten()
-            var batch = StateBatch(events: taken, deliveries: deliveries)
+            let taken = events.takeUnwritten()
+            var batch = StateBatch(events: taken)
             if context.keySeed != nil && !taken.isEmpty {
                 batch.random = guarded.world.random.streamPosition
                 if context.faultSeed != nil { batch.faultRandom = guarded.world.faults.random.position }

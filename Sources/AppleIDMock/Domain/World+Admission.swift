@@ -119,7 +119,7 @@ extension World {
             }
         case .faultsRemoved(let ids):
             if let index = ids.firstIndex(where: { faults.fault($0) == nil }) { return ("ids[\(index)]", "no fault \(ids[index]) is installed") }
-        case .codesExpired, .keyScheduleAdvanced, .clockChanged, .reset, .faultFired:
+        case .codesExpired, .keyScheduleAdvanced, .clockChanged, .reset, .faultFired, .delivery:
             break
         }
         return nil

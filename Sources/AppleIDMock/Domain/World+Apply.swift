@@ -80,6 +80,9 @@ extension World {
             nextTimelineEvent = max(nextTimelineEvent, index + 1)
         case .faultFired, .faultsInstalled, .faultsRemoved:
             applyFault(event)
+        case .delivery:
+            // The delivery log's, not the world's.
+            break
         case .reset(let record):
             let carried = (keysRevision, keysPublished, random)
             // Faults go back to the scenario's, their stream to the seed's start (unseeded, it runs on).

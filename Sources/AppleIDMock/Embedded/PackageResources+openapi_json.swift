@@ -5107,7 +5107,7 @@ extension PackageResources {
       },
       "Event": {
         "type": "object",
-        "description": "One change to the mock's state: these fields, then the event's own.",
+        "description": "One change to the mock's state, the notification deliverer's included (`notification-attempted`: `notification`, `status`, `error`, `outcome`): these fields, then the event's own.",
         "required": [
           "sequence",
           "time",
@@ -5152,7 +5152,10 @@ extension PackageResources {
               "reset",
               "fault-fired",
               "faults-installed",
-              "faults-removed"
+              "faults-removed",
+              "notification-attempted",
+              "notifications-cleared",
+              "notification-imported"
             ]
           }
         },

@@ -67,37 +67,19 @@ package final class NotificationDeliverer: Sendable {
         var rebuilt = NotificationLog(capacity: Self.logCapacity)
         if let restored {
             rebuilt.forgottenThrough = restored.forgottenThrough
-            Self.rebuild(&rebuilt, events: restored.events, deliveries: restored.deliveries, now: realTime(), scenario: scenario, issuer: issuer)
+            Self.rebuild(&rebuilt, events: restored.events, now: realTime(), scenario: scenario, issuer: issuer)
         }
         guarded = Mutex(Guarded(log: rebuilt))
         events.subscribe { [weak self] in self?.collect() }
         if rebuilt.nextDue != nil { startWorkers() }
     }
 
-    /// The log a state file's record gives: its state events and delivery events taken up in the
-    /// order they happened (each delivery event after the state event it names as its cursor).
-    /// What was pending when the mock stopped or died is due now.
-    static func rebuild(_ log: inout NotificationLog, events: [RecordedEvent], deliveries: [RecordedDelivery], now: Double,
-                        scenario: Scenario, issuer: String) {
-        var next = events.startIndex
-        func takeUp(through cursor: UInt64) {
-            while next < events.endIndex, events[next].sequence <= cursor {
-                _ = log.apply(events[next], now: now) { notification(for: $0, sequence: $1, scenario: scenario, issuer: issuer) }
-                next += 1
-            }
+    /// The log a state file's record gives: its events taken up in sequence, the delivery events
+    /// among them. What was pending when the mock stopped or died is due now.
+    static func rebuild(_ log: inout NotificationLog, events: [RecordedEvent], now: Double, scenario: Scenario, issuer: String) {
+        for recorded in events {
+            _ = log.apply(recorded, now: now) { notification(for: $0, sequence: $1, scenario: scenario, issuer: issuer) }
         }
-        for delivery in deliveries {
-            if case .imported = delivery.event {
-                // A version 1 log's record stands for what the events through its cursor made of
-                // the log: those events are not taken again.
-                while next < events.endIndex, events[next].sequence <= delivery.cursor { next += 1 }
-                log.skip(to: delivery.cursor)
-            } else {
-                takeUp(through: delivery.cursor)
-            }
-            _ = log.apply(delivery.event, now: now)
-        }
-        takeUp(through: .max)
     }
 
     // MARK: - Log
@@ -128,11 +110,8 @@ package final class NotificationDeliverer: Sendable {
     /// marks them abandoned (never attempted again) so they go too. A delivery event.
     func clear(cancelPending: Bool = false) {
         collect()
-        let settled = guarded.withLock { guarded -> Bool in
-            let through = guarded.log.nextID - 1
-            return record(.cleared(through: through, cancelPending: cancelPending), in: &guarded).settled
-        }
-        if settled { settling.wake() }
+        let through = guarded.withLock { $0.log.nextID - 1 }
+        record(.cleared(through: through, cancelPending: cancelPending))
     }
 
     /// Waits up to `seconds` for a record above `after` to settle; returns the records above it.
@@ -184,11 +163,11 @@ package final class NotificationDeliverer: Sendable {
         if queued > 0 { startWorkers() }
     }
 
-    /// Records `event` (with a state file, for its writer) at the log's cursor and applies it.
-    /// Called with the lock held, so events are recorded in the order they apply.
-    private func record(_ event: DeliveryEvent, in guarded: inout Guarded) -> NotificationLog.Change {
-        events.recordDelivery(event, cursor: guarded.log.cursor)
-        return guarded.log.apply(event, now: realTime())
+    /// Records `event` through the domain, then takes it up with whatever came before it: the log
+    /// applies every event in sequence, live as after a restart. Called with no lock held.
+    private func record(_ event: DeliveryEvent) {
+        domain.record(delivery: event)
+        collect()
     }
 
     /// Starts the workers the first time, and wakes one.
@@ -268,19 +247,21 @@ package final class NotificationDeliverer: Sendable {
         } else {
             result = NotificationRecord.Attempt(at: at, status: nil, error: "no signing key is published")
         }
-        let (settled, draining) = guarded.withLock { guarded -> (Bool, Bool) in
-            guarded.inFlight -= 1
+        let (outcome, dueAt) = guarded.withLock { guarded in
             let now = realTime()
             let (outcome, dueAt) = guarded.log.outcome(of: result, for: record.id, retryDelays: retryDelays, running: guarded.running, now: now)
             // A stop's abandonment is the log's, not the record's: the file keeps the record
             // pending, due now, so delivery resumes after a restart.
-            let recorded = outcome == .abandoned ? (NotificationRecord.Outcome.pending, now) : (outcome, dueAt)
-            var change = self.record(.attempted(id: record.id, attempt: result, jwt: signing ? jwt : nil, outcome: recorded.0, dueAt: recorded.1),
-                                     in: &guarded)
-            if outcome == .abandoned { change.settled = true }
-            return (change.settled, guarded.draining)
+            return outcome == .abandoned ? (outcome, now) : (outcome, dueAt)
         }
-        if settled { settling.wake() }
+        // The one attempt at this record on the wire: nothing else decides its outcome meanwhile.
+        self.record(.attempted(id: record.id, attempt: result, jwt: signing ? jwt : nil, outcome: outcome == .abandoned ? .pending : outcome,
+                               dueAt: dueAt))
+        let draining = guarded.withLock { guarded in
+            guarded.inFlight -= 1
+            return guarded.draining
+        }
+        if outcome == .abandoned { settling.wake() }
         // A stopper waits for the attempts to end, retries included.
         if draining { drainList.wake() }
     }

@@ -1,8 +1,8 @@
 import JOSE
 
-/// The delivery log as a projection of the record: the state's events (an account event queues
-/// its app group's notification, with the fault decided with it; a reset abandons what is
-/// pending) and the delivery events (attempts, clears), taken up in order. `apply` is the only
+/// The delivery log as a projection of the record: the state's events in their one sequence (an
+/// account event queues its app group's notification, with the fault decided with it; a reset
+/// abandons what is pending; a delivery event records an attempt or a clear), taken up in order. `apply` is the only
 /// code that changes a record's delivery, live and when a state file is read back, so a restart
 /// rebuilds the same log from the events alone. Bounded: the newest `capacity` records, the oldest
 /// settled ones leaving first; what leaves is freed in batches with every structure indexing it.
@@ -31,6 +31,9 @@ struct NotificationLog: Sendable {
     private var held: [UInt64] = []
     /// Undelivered notifications pushed out of a log full of undelivered ones.
     private(set) var droppedPending = 0
+    /// The last event taken up was a `notification-imported` one: the next one goes on the same
+    /// import instead of beginning another.
+    private var importing = false
     /// Records up to this id are not kept: a state file's compaction dropped their delivery
     /// events long after the log let go of them, so a rebuilt log skips them.
     var forgottenThrough: UInt64 = 0
@@ -95,7 +98,17 @@ struct NotificationLog: Sendable {
     mutating func apply(_ recorded: RecordedEvent, now: Double, notification: (AccountEventRecord, UInt64) -> PendingNotification) -> Change {
         cursor = max(cursor, recorded.sequence)
         var change = Change()
+        let wasImporting = importing
+        importing = false
         switch recorded.event {
+        case .delivery(let event):
+            if case .imported = event {
+                // A run of imported records (an older file's or archive's log) stands for what the
+                // events before it made of the log: the log begins again from them, its ids going on.
+                if !wasImporting { beginImport() }
+                importing = true
+            }
+            change = apply(event, now: now)
         case .accountEvent(let event):
             let pending = notification(event, recorded.sequence)
             let fault = event.notificationFault
@@ -127,6 +140,15 @@ struct NotificationLog: Sendable {
             break
         }
         return change
+    }
+
+    /// Empties the log for an import; ids go on from the highest given.
+    private mutating func beginImport() {
+        records = []
+        start = 0
+        due = DueQueue()
+        settledIDs = SettledQueue()
+        held = []
     }
 
     /// Steps over state events the deliverer no longer has (it fell behind the kept ones).

@@ -92,6 +92,12 @@ public struct NotificationRecord: Sendable, Equatable {
         self.fault = fault
     }
 
+    /// The same record, queued by the event now numbered `sequence` (an older file's events merged).
+    func moved(sequence: UInt64) -> NotificationRecord {
+        NotificationRecord(id: id, type: type, userID: userID, sequence: sequence, url: url, unsigned: unsigned, keyID: keyID, jwt: jwt,
+                           attempts: attempts, outcome: outcome, dueAt: dueAt, fault: fault)
+    }
+
     /// Keeps the signed JWT in place of the payload it carries.
     mutating func signed(_ jwt: String) {
         self.jwt = jwt

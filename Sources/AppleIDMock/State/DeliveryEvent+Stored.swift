@@ -27,14 +27,14 @@ extension DeliveryEvent: StoredCodable {
     init(stored: JSONValue, path: String) throws(StoredStateError) {
         var reader = try StoredReader(stored, path: path)
         let type = try reader.string("type")
-        switch type {
-        case "notification-attempted":
+        switch DomainEvent.Kind(rawValue: type) {
+        case .notificationAttempted?:
             self = .attempted(id: UInt64(try reader.int64("id", in: StoredRange.counters)), attempt: try reader.decode("attempt"),
                               jwt: try reader.optionalString("jwt"), outcome: try reader.choice("outcome", NotificationRecord.Outcome.allCases),
                               dueAt: try reader.optionalDouble("due_at", in: StoredRange.instants))
-        case "notifications-cleared":
+        case .notificationsCleared?:
             self = .cleared(through: UInt64(try reader.int64("through", in: StoredRange.counts)), cancelPending: try reader.bool("cancel_pending"))
-        case "notification-imported":
+        case .notificationImported?:
             self = .imported(try reader.decode("record"))
         default:
             throw reader.error("type", "unknown delivery event \"\(type.prefix(40))\" (expected notification-attempted, notifications-cleared "

@@ -5,6 +5,7 @@ extension DomainEvent: StoredCodable {
     /// its label in snake_case (`user_id`, `consent_id`, …); an unlabelled record under the name of
     /// what it is (`grant`, `refresh`, `added_user`, `transfer`, `account_event`, `reset`, `firing`).
     var stored: JSONValue {
+        if case .delivery(let delivery) = self { return delivery.stored }
         var object = JSONObject()
         object["type"] = .string(name)
         switch self {
@@ -76,6 +77,8 @@ extension DomainEvent: StoredCodable {
             object["faults"] = .array(faults.map(\.stored))
         case .faultsRemoved(let ids):
             object["ids"] = .array(ids.map(JSONValue.string))
+        case .delivery:
+            break
         }
         return .object(object)
     }
@@ -139,6 +142,10 @@ extension DomainEvent: StoredCodable {
             self = .faultsInstalled(try reader.decodeArray("faults"))
         case .faultsRemoved:
             self = .faultsRemoved(ids: try reader.strings("ids"))
+        case .notificationAttempted, .notificationsCleared, .notificationImported:
+            // A delivery event reads itself, its own keys checked.
+            self = .delivery(try DeliveryEvent(stored: stored, path: path))
+            return
         }
         try reader.finish()
     }

@@ -3,10 +3,11 @@ import JOSE
 /// A state archive (`state export`'s JSON) checked whole before `state import` makes a file of
 /// it: its members cut out of the bytes (`JSONSlices`) and parsed one at a time; every event
 /// decoded, range-checked and replayed through `World.refusal(of:)` on the state it leads to
-/// (the scenario's initial state at the genesis, then each event applied); the delivery events
-/// checked against the events (a version 1 archive's notification log taken over as
-/// `notification-imported` events). Only the bytes, the replayed world and the delivery events
-/// stay in memory; `event(_:)` decodes an event again to write it.
+/// (the scenario's initial state at the genesis, then each event applied), the delivery events
+/// among them. An older archive's delivery events, in their own sequence, are checked against the
+/// events and merged into them as they are written (a version 1 archive's notification log taken
+/// over as `notification-imported` events). Only the bytes, the replayed world and those delivery
+/// events stay in memory; `event(_:)` decodes an event again to write it.
 struct ImportDocument {
     /// The members an archive has, in the order `export` writes them.
     static let keys = ["format", "version", "scenario", "genesis", "random", "fault_random", "jwks_order", "events", "deliveries",
@@ -23,7 +24,8 @@ struct ImportDocument {
     let keyOrder: SeededRandom.Position?
     /// Where each event's object is in `bytes`.
     let events: [Range<Int>]
-    /// The delivery events (version 2), or a version 1 log's records as `notification-imported` events.
+    /// A version 2 archive's delivery events, or a version 1 log's records as
+    /// `notification-imported` events, to merge into the events (none from version 3 on).
     let deliveries: [RecordedDelivery]
     /// Notifications whose delivery events compaction dropped.
     let forgottenThrough: UInt64
@@ -94,9 +96,16 @@ struct ImportDocument {
             forgottenThrough = 0
         } else {
             guard members["notifications"] == nil else {
-                throw StateArchive.Failure(description: "notifications: not a key of a version \(version) archive (its log is its deliveries)")
+                throw StateArchive.Failure(description: "notifications: not a key of a version \(version) archive (its log is its delivery events)")
             }
-            deliveries = try Self.deliveries(bytes, members["deliveries"], lastSequence: last)
+            if version >= 3 {
+                guard members["deliveries"] == nil else {
+                    throw StateArchive.Failure(description: "deliveries: not a key of a version \(version) archive (its delivery events are among its events)")
+                }
+                deliveries = []
+            } else {
+                deliveries = try Self.deliveries(bytes, members["deliveries"], lastSequence: last)
+            }
             switch try value("deliveries_forgotten") {
             case .null: forgottenThrough = 0
             case .int(let through) where StoredRange.counts.contains(through): forgottenThrough = UInt64(through)

@@ -36,7 +36,7 @@ package enum StateArchive {
         // The delivery log as a restart rebuilds it from the record.
         var log = NotificationLog(capacity: NotificationDeliverer.logCapacity)
         log.forgottenThrough = stored.forgottenThrough
-        NotificationDeliverer.rebuild(&log, events: stored.events, deliveries: stored.deliveries, now: 0, scenario: scenario, issuer: domain.issuer)
+        NotificationDeliverer.rebuild(&log, events: stored.events, now: 0, scenario: scenario, issuer: domain.issuer)
         let records = log.live
         let lines: [(String, String)] = [
             ("scenario", "\(scenario.teams.count) team\(scenario.teams.count == 1 ? "" : "s"), \(scenario.users.count) user\(scenario.users.count == 1 ? "" : "s")"),
@@ -60,8 +60,8 @@ package enum StateArchive {
 
     /// The state in `path` as pretty JSON: format and version, the scenario, the genesis (MAC
     /// secret, clock, start, keys with their private halves), the seeded streams' positions (the
-    /// events', the faults' and `/auth/keys` orders'), every kept event, and every kept delivery
-    /// event (from which, with the events, a restart rebuilds the notification log).
+    /// events', the faults' and `/auth/keys` orders'), and every kept event, the delivery events
+    /// among them (from which a restart rebuilds the notification log).
     package static func export(path: String) throws(Failure) -> String {
         let (file, _) = try open(path)
         guard let stored = file.stored else { throw Failure(description: "state file \(path): empty (no mock has started on it)") }
@@ -79,13 +79,6 @@ package enum StateArchive {
             event["at"] = .double(recorded.at)
             event["event"] = recorded.event.stored
             return .object(event)
-        })
-        archive["deliveries"] = .array(stored.deliveries.map { recorded in
-            var delivery = JSONObject()
-            delivery["sequence"] = .int(Int64(clamping: recorded.sequence))
-            delivery["cursor"] = .int(Int64(clamping: recorded.cursor))
-            delivery["event"] = recorded.event.stored
-            return .object(delivery)
         })
         archive["deliveries_forgotten"] = .int(Int64(clamping: stored.forgottenThrough))
         return JSONWriter.pretty(.object(archive))
@@ -117,17 +110,19 @@ package enum StateArchive {
         do {
             try file.writeGenesis(document.genesis)
             var batch = StateBatch()
+            // An older archive's delivery events go into the one sequence as the events are written.
+            var merge = RecordedDelivery.Merge(document.deliveries)
             for index in document.events.indices {
-                batch.events.append(try document.event(index))
-                if batch.events.count == Self.importChunk {
+                batch.events += merge.place(try document.event(index))
+                if batch.events.count >= Self.importChunk {
                     try file.write(batch)
                     batch = StateBatch()
                 }
             }
+            batch.events += merge.rest()
             batch.random = document.random
             batch.faultRandom = document.faultRandom
             batch.keyOrder = document.keyOrder
-            batch.deliveries = document.deliveries
             try file.write(batch)
             if document.forgottenThrough > 0 { try file.setForgotten(through: document.forgottenThrough) }
             file.close()

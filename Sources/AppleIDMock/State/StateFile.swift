@@ -3,10 +3,10 @@ import JOSE
 
 /// The state file of `serve --state FILE`: a SQLite database in WAL mode holding what a restart
 /// must not forget. It stores the mock's beginning (`StateGenesis`: MAC secret, clock, start,
-/// the keys it began with) and every event since (each carries its whole effect, so the
-/// scenario, the genesis and the events rebuild the same `World`), the delivery events (each
-/// attempt at a notification, a cleared log: with the state's events they rebuild the delivery
-/// log), and the seeded streams' positions (the events', the faults' and `/auth/keys` orders').
+/// the keys it began with) and every event since, in one sequence (each carries its whole effect,
+/// so the scenario, the genesis and the events rebuild the same `World`; the delivery events among
+/// them — each attempt at a notification, a cleared log — rebuild the delivery log with them),
+/// and the seeded streams' positions (the events', the faults' and `/auth/keys` orders').
 /// It holds events only: nothing is derived and stored beside them. It is written, never queried,
 /// while the mock runs: the writer commits batches, and reads happen once, at start.
 ///
@@ -16,7 +16,7 @@ import JOSE
 /// exactly one serves.
 final class StateFile: @unchecked Sendable {
     /// The schema this build writes and the newest it reads.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
     /// `PRAGMA application_id`: "AIDM", so another program's SQLite file is told apart.
     static let applicationID: Int64 = 0x4149_444D
     /// The newest events are kept whole for the event feed; older ones that no later state needs
@@ -45,6 +45,15 @@ final class StateFile: @unchecked Sendable {
         CREATE TABLE deliveries(sequence INTEGER PRIMARY KEY, cursor INTEGER NOT NULL, id INTEGER NOT NULL, body TEXT NOT NULL);
         CREATE INDEX deliveries_id ON deliveries(id);
         """,
+        // Version 3: delivery events are events, in the one sequence; each names its notification
+        // (`notification`, what compaction forgets by). A version 1 or 2 file's delivery events
+        // are merged into its events (`RecordedDelivery.Merge`) and written again in the same
+        // transaction, after the table they came from went.
+        """
+        ALTER TABLE events ADD COLUMN notification INTEGER;
+        CREATE INDEX events_notification ON events(notification) WHERE notification IS NOT NULL;
+        DROP TABLE deliveries;
+        """,
     ]
 
     /// Most delivery events kept behind the newest notification: older ones are forgotten by
@@ -62,7 +71,6 @@ final class StateFile: @unchecked Sendable {
     /// The scenario the state belongs to, as its pretty JSON.
     private(set) var scenarioJSON: String
     private var insertEvent: SQLiteStatement?
-    private var insertDelivery: SQLiteStatement?
     private var setMeta: SQLiteStatement?
     private var writtenSinceCompaction: Int64 = 0
     /// The newest event's sequence number in the file.
@@ -140,7 +148,8 @@ final class StateFile: @unchecked Sendable {
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA temp_store=MEMORY")
             try database.transaction { () throws(SQLiteError) in
                 for index in Int(version)..<Self.migrations.count { try database.execute(Self.migrations[index]) }
-                if version < 2 { try migrateNotifications() }
+                if version < 2 { try database.execute("DROP TABLE notifications; DELETE FROM meta WHERE key = 'notifications'") }
+                if version < 3, let stored, stored.events.contains(where: \.isDelivery) { try rewrite(stored.events) }
                 try database.execute("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(Self.schemaVersion)")
                 try database.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES('scenario', ?1)").run(.text(self.scenarioJSON))
             }
@@ -164,20 +173,11 @@ final class StateFile: @unchecked Sendable {
         }
     }
 
-    /// Commits `batch` in one transaction: its events and delivery events, the seeded streams'
-    /// positions after them. Durable when it returns (WAL, synchronous=FULL).
+    /// Commits `batch` in one transaction: its events, the seeded streams' positions after them.
+    /// Durable when it returns (WAL, synchronous=FULL).
     func write(_ batch: StateBatch) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
-            if insertEvent == nil {
-                insertEvent = try database.prepare("INSERT OR REPLACE INTO events(sequence, at, type, code, expires, body) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
-            }
-            for recorded in batch.events {
-                let (code, expires) = Self.compactionKeys(recorded.event)
-                try insertEvent?.run(.integer(Int64(clamping: recorded.sequence)), .real(recorded.at), .text(recorded.event.name),
-                                     code.map(SQLiteValue.text) ?? .null, expires.map(SQLiteValue.integer) ?? .null,
-                                     .text(Self.text(recorded.event.stored)))
-            }
-            try insert(batch.deliveries)
+            try insert(batch.events)
             if let random = batch.random { try meta("random", random.stored) }
             if let faultRandom = batch.faultRandom { try meta("fault_random", faultRandom.stored) }
             if let keyOrder = batch.keyOrder { try meta("jwks_order", keyOrder.stored) }
@@ -186,25 +186,27 @@ final class StateFile: @unchecked Sendable {
         writtenSinceCompaction += Int64(batch.events.count)
     }
 
-    /// Inserts delivery events (in the writer's transaction).
-    private func insert(_ deliveries: [RecordedDelivery]) throws(SQLiteError) {
-        guard !deliveries.isEmpty else { return }
-        if insertDelivery == nil {
-            insertDelivery = try database.prepare("INSERT OR REPLACE INTO deliveries(sequence, cursor, id, body) VALUES(?1, ?2, ?3, ?4)")
+    /// Inserts events (in the caller's transaction), with the columns compaction reads.
+    private func insert(_ events: [RecordedEvent]) throws(SQLiteError) {
+        if insertEvent == nil {
+            insertEvent = try database.prepare(
+                "INSERT OR REPLACE INTO events(sequence, at, type, code, expires, notification, body) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
         }
-        for delivery in deliveries {
-            try insertDelivery?.run(.integer(Int64(clamping: delivery.sequence)), .integer(Int64(clamping: delivery.cursor)),
-                                    .integer(Int64(clamping: delivery.event.notificationID)), .text(Self.text(delivery.event.stored)))
+        for recorded in events {
+            let (code, expires) = Self.compactionKeys(recorded.event)
+            var notification = SQLiteValue.null
+            if case .delivery(let delivery) = recorded.event { notification = .integer(Int64(clamping: delivery.notificationID)) }
+            try insertEvent?.run(.integer(Int64(clamping: recorded.sequence)), .real(recorded.at), .text(recorded.event.name),
+                                 code.map(SQLiteValue.text) ?? .null, expires.map(SQLiteValue.integer) ?? .null, notification,
+                                 .text(Self.text(recorded.event.stored)))
         }
     }
 
-    /// Brings a version 1 file's notification log into the record: each stored record becomes
-    /// a `notification-imported` delivery event at the deliverer's stored cursor, then the table
-    /// and its cursor go (what `read` already took up the same way).
-    private func migrateNotifications() throws(SQLiteError) {
-        let deliveries = stored?.deliveries ?? []
-        try insert(deliveries)
-        try database.execute("DROP TABLE notifications; DELETE FROM meta WHERE key = 'notifications'")
+    /// Writes a version 1 or 2 file's events again as `read` merged them, its delivery events
+    /// among them (in the migration's transaction).
+    private func rewrite(_ events: [RecordedEvent]) throws(SQLiteError) {
+        try database.execute("DELETE FROM events")
+        try insert(events)
     }
 
     /// Folds the WAL into the file and closes it (the writer's last act): a stopped mock's file
@@ -218,7 +220,6 @@ final class StateFile: @unchecked Sendable {
             guard (try? compactStep()) != nil else { break }
         }
         insertEvent = nil
-        insertDelivery = nil
         setMeta = nil
         try? database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         database.close()
@@ -302,12 +303,13 @@ final class StateFile: @unchecked Sendable {
 
     /// Drops the delivery events of notifications more than `keptNotifications` behind the newest
     /// (the log let go of them long ago), and says so in the file, so a restart skips the records
-    /// their account events would queue (`StoredState.forgottenThrough`). Seeks by the id index.
+    /// their account events would queue (`StoredState.forgottenThrough`). Seeks by the
+    /// notification index.
     private func forgetOldDeliveries() throws(SQLiteError) {
-        let newest = try database.integer("SELECT max(id) FROM deliveries") ?? 0
+        let newest = try database.integer("SELECT max(notification) FROM events") ?? 0
         let through = newest - Self.keptNotifications
         guard through > forgottenThrough else { return }
-        let drop = try database.prepare("DELETE FROM deliveries WHERE id <= ?1")
+        let drop = try database.prepare("DELETE FROM events WHERE notification <= ?1")
         try drop.run(.integer(through))
         compactionSteps += drop.steps
         forgottenThrough = through
@@ -431,6 +433,7 @@ final class StateFile: @unchecked Sendable {
             events.append(RecordedEvent(sequence: UInt64(sequence), at: at, event: event))
         }
         let lastSequence = events.last?.sequence ?? 0
+        // A version 1 or 2 file's delivery events, in their own sequence, to merge into the events.
         var deliveries: [RecordedDelivery] = []
         let tables = try database.texts("SELECT name FROM sqlite_schema WHERE type = 'table'")
         if tables.contains("deliveries") {
@@ -472,8 +475,8 @@ final class StateFile: @unchecked Sendable {
             }
             forgottenThrough = UInt64(through)
         }
-        return StoredState(genesis: genesis, random: random, faultRandom: faultRandom, keyOrder: keyOrder, events: events, deliveries: deliveries,
-                           forgottenThrough: forgottenThrough)
+        return StoredState(genesis: genesis, random: random, faultRandom: faultRandom, keyOrder: keyOrder,
+                           events: RecordedDelivery.Merge.merged(events, deliveries), forgottenThrough: forgottenThrough)
     }
 }
 
@@ -488,11 +491,9 @@ struct StoredState: Sendable {
     /// Where the seeded stream of `/auth/keys` orders stood at the last commit (seeded runs that
     /// served the keys shuffled only).
     var keyOrder: SeededRandom.Position?
-    /// Every event kept, in sequence order.
+    /// Every event kept, in sequence order, the delivery events among them (an older file's
+    /// merged in; a version 1 file's records as `notification-imported` events).
     var events: [RecordedEvent]
-    /// Every delivery event kept, in their own sequence order (a version 1 file's records as
-    /// `notification-imported` events).
-    var deliveries: [RecordedDelivery] = []
     /// Notifications up to this id had their delivery events dropped by compaction: a rebuilt
     /// log skips them.
     var forgottenThrough: UInt64 = 0
@@ -502,8 +503,6 @@ struct StoredState: Sendable {
 struct StateBatch: Sendable {
     /// Events recorded since the last commit, in sequence order.
     var events: [RecordedEvent] = []
-    /// Delivery events recorded since the last commit, in their order.
-    var deliveries: [RecordedDelivery] = []
     /// The seeded streams' positions after them.
     var random: SeededRandom.Position?
     var faultRandom: SeededRandom.Position?
@@ -511,12 +510,11 @@ struct StateBatch: Sendable {
     var keyOrder: SeededRandom.Position?
 
     /// Whether there is nothing to commit.
-    var isEmpty: Bool { events.isEmpty && deliveries.isEmpty && random == nil && faultRandom == nil && keyOrder == nil }
+    var isEmpty: Bool { events.isEmpty && random == nil && faultRandom == nil && keyOrder == nil }
 
     /// `later`'s changes added to these (not committed yet).
     mutating func merge(_ later: StateBatch) {
         events += later.events
-        deliveries += later.deliveries
         random = later.random ?? random
         faultRandom = later.faultRandom ?? faultRandom
         keyOrder = later.keyOrder ?? keyOrder
