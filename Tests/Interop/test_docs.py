@@ -365,14 +365,15 @@ RELEASE_NAMES = [
     re.compile(r"appleid-mock/appleid-mock@v(\d+\.\d+\.\d+)\b"),
     re.compile(r"\bappleid-mock (\d+\.\d+\.\d+)\b"),
 ]
-VERSIONED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")), ROOT / "integrations" / "python" / "README.md"]
+VERSIONED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")), ROOT / "integrations" / "python" / "README.md",
+             ROOT / "integrations" / "node" / "README.md"]
 
 
 def named_versions(text):
     return {match.group(1) for pattern in RELEASE_NAMES for match in pattern.finditer(text)}
 
 
-def test_docs_name_the_checkouts_version_and_so_do_the_binary_and_the_python_kit():
+def test_docs_name_the_checkouts_version_and_so_do_the_binary_and_the_kits():
     # newcomer P2: the docs named 0.2.0 while the checkout printed 0.1.0.
     printed = subprocess.run([BINARY, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     version = printed.removeprefix("appleid-mock ")
@@ -380,6 +381,7 @@ def test_docs_name_the_checkouts_version_and_so_do_the_binary_and_the_python_kit
     kit = ROOT / "integrations" / "python"
     assert re.search(r'^version = "(.+)"$', (kit / "pyproject.toml").read_text(), re.M).group(1) == version
     assert re.search(r'^__version__ = "(.+)"$', (kit / "src" / "appleid_mock" / "__init__.py").read_text(), re.M).group(1) == version
+    assert json.loads((ROOT / "integrations" / "node" / "package.json").read_text())["version"] == version
     named = {str(path.relative_to(ROOT)): named_versions(path.read_text()) for path in VERSIONED}
     assert {path: found for path, found in named.items() if found - {version}} == {}
     assert named["README.md"] == {version} and named["docs/backend-ci.md"] == {version}

@@ -1,5 +1,5 @@
 """Every code block of README.md, docs/*.md, CONTRIBUTING.md, Examples/python-backend/README.md and
-integrations/python/README.md runs, compiles or is exempted by name, so none can rot.
+integrations/{python,node}/README.md runs, compiles or is exempted by name, so none can rot.
 
 Each fenced block is preceded by a marker comment that says what the test does with it:
 
@@ -12,6 +12,9 @@ Each fenced block is preceded by a marker comment that says what the test does w
                                        block before (its tests must pass, and at least one must run)
     <!-- readme: pytest -->            a pytest file on its own (the appleid-mock plugin installed,
                                        the built binary on PATH)
+    <!-- readme: node-test -->         a `node --test` file on its own, in a fresh npm project with this
+                                       checkout's Node kit installed from its `npm pack` tarball (the built
+                                       binary on PATH): its test must pass
     <!-- readme: pytest needs-engine --> the same, where a container engine answers (DOCKER_HOST):
                                        scripts/oci-check runs these with the images it built; elsewhere
                                        they skip, saying so
@@ -47,12 +50,13 @@ from conftest import BINARY, ROOT
 
 README = ROOT / "README.md"
 # Every document whose code blocks users copy: the README, every page under docs/, CONTRIBUTING.md,
-# the example's README and the Python integration's (each once, in this order).
+# the example's README and the Python and Node integrations' (each once, in this order).
 DOCUMENTS = list(dict.fromkeys([README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md",
-                                ROOT / "Examples" / "python-backend" / "README.md", ROOT / "integrations" / "python" / "README.md"]))
+                                ROOT / "Examples" / "python-backend" / "README.md", ROOT / "integrations" / "python" / "README.md",
+                                ROOT / "integrations" / "node" / "README.md"]))
 SCRATCH = ROOT / ".appleid-mock"
 MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|pytest|pytest needs-engine|"
-                    r"workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
+                    r"node-test|workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
 FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
 WALKTHROUGH_PORTS = (8080, 9000)
 
@@ -370,6 +374,51 @@ let package = Package(
     assert result.returncode == 0, f"{swift[0]}: swift test exited {result.returncode}:\n{output[-6000:]}"
     executed = re.findall(r"Executed (\d+) tests?, with 0 failures", output)
     assert executed and int(executed[-1]) >= 1, f"{swift[0]}: no test ran:\n{output[-3000:]}"
+
+
+# ---- the Node kit's blocks, in a fresh project as a user's ----
+
+NODE_KIT = ROOT / "integrations" / "node"
+
+
+@pytest.fixture(scope="module")
+def node_project(tmp_path_factory):
+    """A fresh npm project with the kit installed as users get it: `npm pack` of the checkout's
+    integrations/node (only what its package.json ships), installed with no registry."""
+    for tool in ("node", "npm"):
+        if not shutil.which(tool):
+            pytest.fail(f"no {tool}: scripts/setup installs nodejs (and npm) for the kits")
+    project = tmp_path_factory.mktemp("node-project")
+    packed = subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(project), str(NODE_KIT)],
+                            capture_output=True, text=True, timeout=120)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    tarball = project / packed.stdout.strip().splitlines()[-1]
+    (project / "package.json").write_text('{"name": "readme-consumer", "private": true, "type": "module"}\n')
+    installed = subprocess.run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--silent", str(tarball)],
+                               cwd=project, capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    return project
+
+
+def run_node_test(project, text, env):
+    (project / "readme.test.mjs").write_text(text)
+    env = {name: value for name, value in env.items() if name != "NODE_TEST_CONTEXT"}
+    result = subprocess.run(["node", "--test", "readme.test.mjs"], cwd=project, env=env, capture_output=True, text=True, timeout=240)
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("block", of_kind("node-test"), ids=repr)
+def test_readme_node_block_passes_in_a_fresh_project_with_the_packed_kit(block, node_project):
+    env = {name: value for name, value in environment().items() if name != "APPLEID_MOCK_BIN"}
+    status, output = run_node_test(node_project, block.text, env)
+    assert status == 0 and re.search(r"^# pass [1-9]", output, re.M) and re.search(r"^# fail 0$", output, re.M), f"{block}:\n{output}"
+    # The twin: the same file where the binary is not, failing with the kit's own words.
+    status, output = run_node_test(node_project, block.text, {**env, "APPLEID_MOCK_BIN": "/nonexistent/appleid-mock"})
+    assert status == 1 and "the appleid-mock binary /nonexistent/appleid-mock is not an executable file" in output, f"{block}:\n{output}"
+
+
+def test_readme_node_kit_has_its_ten_line_test():
+    assert [block.document for block in of_kind("node-test")] == ["integrations/node/README.md"]
 
 
 # ---- the backend-CI recipes (docs/backend-ci.md, integrations/python/README.md) ----
