@@ -366,7 +366,7 @@ RELEASE_NAMES = [
     re.compile(r"\bappleid-mock (\d+\.\d+\.\d+)\b"),
 ]
 VERSIONED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")), ROOT / "integrations" / "python" / "README.md",
-             ROOT / "integrations" / "node" / "README.md"]
+             ROOT / "integrations" / "node" / "README.md", ROOT / "integrations" / "go" / "README.md"]
 
 
 def named_versions(text):

@@ -1,5 +1,5 @@
 """Every code block of README.md, docs/*.md, CONTRIBUTING.md, Examples/python-backend/README.md and
-integrations/{python,node}/README.md runs, compiles or is exempted by name, so none can rot.
+integrations/{python,node,go}/README.md runs, compiles or is exempted by name, so none can rot.
 
 Each fenced block is preceded by a marker comment that says what the test does with it:
 
@@ -15,6 +15,9 @@ Each fenced block is preceded by a marker comment that says what the test does w
     <!-- readme: node-test -->         a `node --test` file on its own, in a fresh npm project with this
                                        checkout's Node kit installed from its `npm pack` tarball (the built
                                        binary on PATH): its test must pass
+    <!-- readme: go-test -->           a Go test file on its own, in a fresh module that requires this
+                                       checkout's Go kit (replace to integrations/go; no proxy): `go test`
+                                       must pass
     <!-- readme: pytest needs-engine --> the same, where a container engine answers (DOCKER_HOST):
                                        scripts/oci-check runs these with the images it built; elsewhere
                                        they skip, saying so
@@ -50,13 +53,13 @@ from conftest import BINARY, ROOT
 
 README = ROOT / "README.md"
 # Every document whose code blocks users copy: the README, every page under docs/, CONTRIBUTING.md,
-# the example's README and the Python and Node integrations' (each once, in this order).
+# the example's README and the Python, Node and Go integrations' (each once, in this order).
 DOCUMENTS = list(dict.fromkeys([README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md",
                                 ROOT / "Examples" / "python-backend" / "README.md", ROOT / "integrations" / "python" / "README.md",
-                                ROOT / "integrations" / "node" / "README.md"]))
+                                ROOT / "integrations" / "node" / "README.md", ROOT / "integrations" / "go" / "README.md"]))
 SCRATCH = ROOT / ".appleid-mock"
 MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|pytest|pytest needs-engine|"
-                    r"node-test|workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
+                    r"node-test|go-test|workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
 FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
 WALKTHROUGH_PORTS = (8080, 9000)
 
@@ -419,6 +422,37 @@ def test_readme_node_block_passes_in_a_fresh_project_with_the_packed_kit(block, 
 
 def test_readme_node_kit_has_its_ten_line_test():
     assert [block.document for block in of_kind("node-test")] == ["integrations/node/README.md"]
+
+
+# ---- the Go kit's blocks, in a fresh module as a user's ----
+
+GO_KIT = ROOT / "integrations" / "go"
+GO_MODULE = "github.com/appleid-mock/appleid-mock/integrations/go"
+
+
+def run_go_test(module, text, env):
+    (module / "readme_test.go").write_text(text)
+    env = {**env, "GOPROXY": "off", "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"}
+    result = subprocess.run(["go", "test", "-count=1", "./..."], cwd=module, env=env, capture_output=True, text=True, timeout=600)
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("block", of_kind("go-test"), ids=repr)
+def test_readme_go_block_passes_in_a_fresh_module_that_requires_the_kit(block, tmp_path):
+    if not shutil.which("go"):
+        pytest.fail("no go: scripts/setup installs golang-go for the kits")
+    # The README's install: a require of the kit and a replace pointing at the checkout.
+    (tmp_path / "go.mod").write_text(f"module readme\n\ngo 1.19\n\nrequire {GO_MODULE} v0.0.0\n\nreplace {GO_MODULE} => {GO_KIT}\n")
+    env = {name: value for name, value in environment().items() if name != "APPLEID_MOCK_BIN"}
+    status, output = run_go_test(tmp_path, block.text, env)
+    assert status == 0 and re.search(r"^ok\s+readme\s", output, re.M), f"{block}:\n{output}"
+    # The twin: the same test where the binary is not, failing with the kit's own words.
+    status, output = run_go_test(tmp_path, block.text, {**env, "APPLEID_MOCK_BIN": "/nonexistent/appleid-mock"})
+    assert status == 1 and "the appleid-mock binary /nonexistent/appleid-mock is not an executable file" in output, f"{block}:\n{output}"
+
+
+def test_readme_go_kit_has_its_ten_line_test():
+    assert [block.document for block in of_kind("go-test")] == ["integrations/go/README.md"]
 
 
 # ---- the backend-CI recipes (docs/backend-ci.md, integrations/python/README.md) ----
