@@ -366,7 +366,8 @@ RELEASE_NAMES = [
     re.compile(r"\bappleid-mock (\d+\.\d+\.\d+)\b"),
 ]
 VERSIONED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")), ROOT / "integrations" / "python" / "README.md",
-             ROOT / "integrations" / "node" / "README.md", ROOT / "integrations" / "go" / "README.md"]
+             ROOT / "integrations" / "node" / "README.md", ROOT / "integrations" / "go" / "README.md",
+             ROOT / "integrations" / "java" / "README.md"]
 
 
 def named_versions(text):
@@ -382,6 +383,7 @@ def test_docs_name_the_checkouts_version_and_so_do_the_binary_and_the_kits():
     assert re.search(r'^version = "(.+)"$', (kit / "pyproject.toml").read_text(), re.M).group(1) == version
     assert re.search(r'^__version__ = "(.+)"$', (kit / "src" / "appleid_mock" / "__init__.py").read_text(), re.M).group(1) == version
     assert json.loads((ROOT / "integrations" / "node" / "package.json").read_text())["version"] == version
+    assert re.search(r"^    <version>(.+)</version>$", (ROOT / "integrations" / "java" / "pom.xml").read_text(), re.M).group(1) == version
     named = {str(path.relative_to(ROOT)): named_versions(path.read_text()) for path in VERSIONED}
     assert {path: found for path, found in named.items() if found - {version}} == {}
     assert named["README.md"] == {version} and named["docs/backend-ci.md"] == {version}

@@ -1,5 +1,5 @@
 """Every code block of README.md, docs/*.md, CONTRIBUTING.md, Examples/python-backend/README.md and
-integrations/{python,node,go}/README.md runs, compiles or is exempted by name, so none can rot.
+integrations/{python,node,go,java}/README.md runs, compiles or is exempted by name, so none can rot.
 
 Each fenced block is preceded by a marker comment that says what the test does with it:
 
@@ -18,6 +18,9 @@ Each fenced block is preceded by a marker comment that says what the test does w
     <!-- readme: go-test -->           a Go test file on its own, in a fresh module that requires this
                                        checkout's Go kit (replace to integrations/go; no proxy): `go test`
                                        must pass
+    <!-- readme: java-test -->         a JUnit 5 test class on its own, compiled with javac against the Java
+                                       kit's jar (integrations/java/run-tests --jar) and Debian's junit5, and
+                                       run with JUnit's console launcher: it must pass
     <!-- readme: pytest needs-engine --> the same, where a container engine answers (DOCKER_HOST):
                                        scripts/oci-check runs these with the images it built; elsewhere
                                        they skip, saying so
@@ -53,13 +56,14 @@ from conftest import BINARY, ROOT
 
 README = ROOT / "README.md"
 # Every document whose code blocks users copy: the README, every page under docs/, CONTRIBUTING.md,
-# the example's README and the Python, Node and Go integrations' (each once, in this order).
+# the example's README and the Python, Node, Go and Java integrations' (each once, in this order).
 DOCUMENTS = list(dict.fromkeys([README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "CONTRIBUTING.md",
                                 ROOT / "Examples" / "python-backend" / "README.md", ROOT / "integrations" / "python" / "README.md",
-                                ROOT / "integrations" / "node" / "README.md", ROOT / "integrations" / "go" / "README.md"]))
+                                ROOT / "integrations" / "node" / "README.md", ROOT / "integrations" / "go" / "README.md",
+                                ROOT / "integrations" / "java" / "README.md"]))
 SCRATCH = ROOT / ".appleid-mock"
 MARKER = re.compile(r"^<!-- readme: (run|run with-mock|run continued|python continued|pytest continued|pytest|pytest needs-engine|"
-                    r"node-test|go-test|workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
+                    r"node-test|go-test|java-test|workflow|compose|ini|swift-package|yaml|synopsis|not-run (?P<reason>.+?)) -->$")
 FENCE = re.compile(r"^(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
 WALKTHROUGH_PORTS = (8080, 9000)
 
@@ -453,6 +457,55 @@ def test_readme_go_block_passes_in_a_fresh_module_that_requires_the_kit(block, t
 
 def test_readme_go_kit_has_its_ten_line_test():
     assert [block.document for block in of_kind("go-test")] == ["integrations/go/README.md"]
+
+
+# ---- the Java kit's blocks, compiled against its jar as a user's ----
+
+JAVA_KIT = ROOT / "integrations" / "java"
+JUNIT_LAUNCHER = pathlib.Path(os.environ.get("JUNIT5_JARS", "/usr/share/java")) / "junit-platform-console-standalone.jar"
+
+
+@pytest.fixture(scope="module")
+def java_kit_jar(tmp_path_factory):
+    for tool in ("javac", "java"):
+        if not shutil.which(tool):
+            pytest.fail(f"no {tool}: scripts/setup installs default-jdk-headless for the kits")
+    if not JUNIT_LAUNCHER.exists():
+        pytest.fail(f"no {JUNIT_LAUNCHER}: scripts/setup installs junit5 for the kits")
+    build = tmp_path_factory.mktemp("java-kit")
+    made = subprocess.run([str(JAVA_KIT / "run-tests"), "--jar"], env={**os.environ, "APPLEID_MOCK_JAVA_BUILD": str(build)},
+                          capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stdout + made.stderr
+    [jar] = build.glob("appleid-mock-*.jar")
+    return jar
+
+
+def run_java_test(directory, jar, text, env):
+    name = re.search(r"^class (\w+)", text, re.M).group(1)
+    (directory / f"{name}.java").write_text(text)
+    classes = directory / "classes"
+    classpath = f"{JUNIT_LAUNCHER}{os.pathsep}{jar}"
+    compiled = subprocess.run(["javac", "--release", "17", "-cp", classpath, "-d", str(classes), f"{name}.java"], cwd=directory,
+                              capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    result = subprocess.run(["java", "-cp", f"{classpath}{os.pathsep}{classes}", "org.junit.platform.console.ConsoleLauncher",
+                             "--disable-banner", "--disable-ansi-colors", "--details=summary", f"--select-class={name}"],
+                            cwd=directory, env=env, capture_output=True, text=True, timeout=300)
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("block", of_kind("java-test"), ids=repr)
+def test_readme_java_block_passes_against_the_kits_jar(block, java_kit_jar, tmp_path):
+    env = {name: value for name, value in environment().items() if name != "APPLEID_MOCK_BIN"}
+    status, output = run_java_test(tmp_path, java_kit_jar, block.text, env)
+    assert status == 0 and re.search(r"\[\s+1 tests successful\s+\]", output), f"{block}:\n{output}"
+    # The twin: the same test where the binary is not, failing with the kit's own words.
+    status, output = run_java_test(tmp_path, java_kit_jar, block.text, {**env, "APPLEID_MOCK_BIN": "/nonexistent/appleid-mock"})
+    assert status == 1 and "the appleid-mock binary /nonexistent/appleid-mock is not an executable file" in output, f"{block}:\n{output}"
+
+
+def test_readme_java_kit_has_its_ten_line_test():
+    assert [block.document for block in of_kind("java-test")] == ["integrations/java/README.md"]
 
 
 # ---- the backend-CI recipes (docs/backend-ci.md, integrations/python/README.md) ----
