@@ -19,7 +19,8 @@ import pytest
 from conftest import BINARY, ROOT
 
 DOCS = ROOT / "docs"
-LINKED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]
+KIT_PAGES = sorted((ROOT / "integrations").glob("*/README.md"))
+LINKED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md")), *KIT_PAGES]
 FENCE = re.compile(r"^(```+|~~~+)")
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
@@ -117,6 +118,9 @@ def test_readme_is_short_and_links_to_every_docs_page():
     assert len(pages) >= 10, f"docs/ has {len(pages)} pages"
     unlinked = [str(page.relative_to(ROOT)) for page in pages if page.resolve() not in linked]
     assert not unlinked, f"README.md does not link to {unlinked}"
+    # Every kit's page too (issue 48: the README names the four kits).
+    assert [page.parent.name for page in KIT_PAGES] == ["go", "java", "node", "python"]
+    assert [str(page.relative_to(ROOT)) for page in KIT_PAGES if page.resolve() not in linked] == []
 
 
 def test_docs_pages_open_with_a_title_and_what_the_reader_gets():
