@@ -171,13 +171,15 @@ func (r *Receiver) verify(body []byte) (*Notification, error) {
 	if claims["iss"] != health["issuer"] {
 		return nil, fmt.Errorf("iss is %q, not %q", claims["iss"], health["issuer"])
 	}
-	clients := map[any]bool{}
+	clients := map[string]bool{}
 	for _, team := range mock.teams() {
 		for _, client := range clientsOf(team) {
-			clients[client["client_id"]] = true
+			if id, ok := client["client_id"].(string); ok {
+				clients[id] = true
+			}
 		}
 	}
-	if len(clients) > 0 && !clients[claims["aud"]] {
+	if aud, _ := claims["aud"].(string); len(clients) > 0 && !clients[aud] {
 		return nil, fmt.Errorf("aud %q is none of the scenario's clients", claims["aud"])
 	}
 	var clock struct{ Epoch float64 }

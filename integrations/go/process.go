@@ -113,6 +113,9 @@ func StartProcess(options ...Option) (*Mock, error) {
 		if receiver != nil {
 			_ = receiver.Close()
 		}
+		if directory != "" {
+			_ = os.RemoveAll(directory)
+		}
 		return nil, &Error{Message: fmt.Sprintf("the scenario could not be written: %v", err)}
 	}
 	p, err := spawn(binary, append([]string{"serve", "--port", "0", "--scenario", filepath.Join(directory, "scenario.json")}, c.serveArgs...), c.controlToken)
@@ -128,10 +131,21 @@ func StartProcess(options ...Option) (*Mock, error) {
 		p.kill()
 		return nil, err
 	}
-	listening, ok := <-p.listening
+	var listening string
+	var ok bool
+	select {
+	case listening, ok = <-p.listening:
+	case <-time.After(c.timeout):
+		return fail(&Error{Message: fmt.Sprintf("appleid-mock serve printed nothing within %v (%s %s):\n%s", c.timeout, binary, strings.Join(p.command.Args[1:], " "), strings.Join(p.logs(), "\n"))})
+	}
 	if !ok {
-		status := p.wait()
-		return fail(&Error{Message: fmt.Sprintf("appleid-mock serve exited %d before listening (%s %s):\n%s", status, binary, strings.Join(p.command.Args[1:], " "), strings.Join(p.logs(), "\n"))})
+		// Its first line was not "listening on …": a refused scenario exits at once, with its reasons.
+		select {
+		case <-p.exited:
+			return fail(&Error{Message: fmt.Sprintf("appleid-mock serve exited %d before listening (%s %s):\n%s", p.status, binary, strings.Join(p.command.Args[1:], " "), strings.Join(p.logs(), "\n"))})
+		case <-time.After(5 * time.Second):
+			return fail(&Error{Message: fmt.Sprintf("appleid-mock serve did not say it was listening (%s %s):\n%s", binary, strings.Join(p.command.Args[1:], " "), strings.Join(p.logs(), "\n"))})
+		}
 	}
 	mock, err := newMock(listening, c)
 	if err != nil {
@@ -217,7 +231,7 @@ func FindBinary(explicit string) (string, error) {
 
 func isExecutable(path string) bool {
 	info, err := os.Stat(path)
-	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0 && syscall.Access(path, 0x1) == nil
+	return err == nil && info.Mode().IsRegular() && info.Mode().Perm()&0o111 != 0
 }
 
 // wireReceiver is a copy of scenario whose teams without a notification_url send theirs to url.
@@ -294,9 +308,7 @@ type process struct {
 func spawn(binary string, args []string, token string) (*process, error) {
 	command := exec.Command(binary, args...)
 	command.Env = mockEnvironment(token)
-	// The kernel stops the mock when the test process dies, by any means (SIGKILL included):
-	// nothing the kit does at exit is needed for it.
-	command.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	command.SysProcAttr = mockProcessAttributes()
 	stdout, err := command.StdoutPipe()
 	if err != nil {
 		return nil, &Error{Message: err.Error()}
@@ -314,6 +326,7 @@ func spawn(binary string, args []string, token string) (*process, error) {
 	go func() {
 		defer reading.Done()
 		lines := bufio.NewScanner(stderr)
+		lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
 		for lines.Scan() {
 			p.mu.Lock()
 			p.stderr = append(p.stderr, lines.Text())
@@ -322,6 +335,8 @@ func spawn(binary string, args []string, token string) (*process, error) {
 			}
 			p.mu.Unlock()
 		}
+		// A line over 1 MiB ends the scan: the rest is read and dropped, so the mock never blocks.
+		_, _ = io.Copy(io.Discard, stderr)
 	}()
 	go func() {
 		defer reading.Done()
@@ -363,11 +378,6 @@ func (p *process) alive() error {
 	default:
 		return nil
 	}
-}
-
-func (p *process) wait() int {
-	<-p.exited
-	return p.status
 }
 
 func (p *process) stop(timeout time.Duration) (int, error) {

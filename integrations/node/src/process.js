@@ -165,6 +165,8 @@ export async function start(options = {}) {
   const exited = new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? 128 + (osConstants.signals[signal] ?? 0))));
   watch(child);
   const stderr = [];
+  // A spawn that fails (ENOEXEC, a noexec mount) is told in the error start() gives, not thrown.
+  child.on('error', (error) => stderr.push(`appleid-mock could not be run: ${error.message}`));
   createInterface({ input: child.stderr }).on('line', (line) => {
     stderr.push(line);
     if (stderr.length > STDERR_LINES) stderr.shift();

@@ -20,6 +20,7 @@ async function runFixture(args, { signal, environment = {}, detached = false } =
       started = Number(match[1]);
       seen = processesNaming(tmp);
       if (signal) process.kill(detached ? -child.pid : child.pid, signal);
+      else child.stdin.end('go on\n');
     },
   });
   return { ...result, tmp, started, seen, left: await waitForNoProcessNaming(tmp) };

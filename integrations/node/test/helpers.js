@@ -50,7 +50,9 @@ export function run(command, args, { environment = {}, cwd, onLine, detached = f
   return new Promise((resolve) => {
     // NODE_TEST_CONTEXT would make a child `node --test` think it runs inside this one.
     const { NODE_TEST_CONTEXT, ...inherited } = process.env;
-    const child = spawn(command, args, { cwd, detached, env: { ...inherited, ...environment }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, detached, env: { ...inherited, ...environment }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // A child waiting on its stdin (forgets-stop.mjs) goes on when told; the others never read it.
+    child.stdin.on('error', () => {});
     let output = '';
     let pending = '';
     child.stdout.on('data', (chunk) => {

@@ -1,5 +1,6 @@
 package io.github.appleidmock;
 
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
@@ -8,14 +9,15 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * {@code @ExtendWith(AppleIDMockExtension.class)}: a test or lifecycle method that takes an
  * {@link AppleIDMock} parameter gets the run's mock, started on first use (the built-in scenario,
  * the binary from APPLEID_MOCK_BIN or PATH, a notification receiver wired in) and reset to the
- * scenario's start for each test that takes it, its pending notifications dropped. It stops when
- * the run ends, and with the JVM on any other way out but SIGKILL.
+ * scenario's start before each test (before its {@code @BeforeEach} methods, once), its pending
+ * notifications dropped. It stops when the run ends, and with the JVM on any other way out but
+ * SIGKILL.
  *
  * <p>For another scenario or options, register the extension with them:
  * {@code @RegisterExtension static AppleIDMockExtension apple = new AppleIDMockExtension(AppleIDMock.options().scenario(path));}
  * (a mock for that class, stopped after it).
  */
-public class AppleIDMockExtension implements ParameterResolver {
+public class AppleIDMockExtension implements ParameterResolver, BeforeEachCallback {
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(AppleIDMockExtension.class);
     private final Options options;
 
@@ -34,14 +36,22 @@ public class AppleIDMockExtension implements ParameterResolver {
 
     @Override
     public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-        // The default mock is the run's (the root store); one with options is its class's.
-        ExtensionContext owner = options == null ? context.getRoot() : classContext(context);
-        Running running = owner.getStore(NAMESPACE).getOrComputeIfAbsent(Running.class,
-                key -> new Running(AppleIDMock.start(options == null ? AppleIDMock.options() : options)), Running.class);
-        AppleIDMock mock = running.mock;
-        mock.reset();
-        if (mock.notifications() != null) mock.notifications().skipPending();
-        return mock;
+        return owner(context).getStore(NAMESPACE).getOrComputeIfAbsent(Running.class,
+                key -> new Running(AppleIDMock.start(options == null ? AppleIDMock.options() : options)), Running.class).mock;
+    }
+
+    /** Before each test (and its @BeforeEach methods): a mock already running goes back to the scenario's start. */
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        Running running = owner(context).getStore(NAMESPACE).get(Running.class, Running.class);
+        if (running == null) return; // started on first use, fresh
+        running.mock.reset();
+        if (running.mock.notifications() != null) running.mock.notifications().skipPending();
+    }
+
+    // The default mock is the run's (the root store); one with options is its class's.
+    private ExtensionContext owner(ExtensionContext context) {
+        return options == null ? context.getRoot() : classContext(context);
     }
 
     private static ExtensionContext classContext(ExtensionContext context) {

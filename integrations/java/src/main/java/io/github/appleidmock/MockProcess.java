@@ -57,15 +57,16 @@ final class MockProcess {
         String binary = findBinary(options.binary);
         Map<String, Object> scenario = options.scenario != null || options.scenarioFile != null ? options.scenarioObject() : builtInScenario(binary);
         NotificationReceiver receiver = options.notifications ? new NotificationReceiver() : null;
-        if (receiver != null) scenario = wireReceiver(scenario, receiver.url());
-        Path directory;
+        Path directory = null;
         Path file;
         try {
+            if (receiver != null) scenario = wireReceiver(scenario, receiver.url());
             directory = Files.createTempDirectory("appleid-mock-");
             file = directory.resolve("scenario.json");
             Files.writeString(file, Json.write(scenario));
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             if (receiver != null) receiver.close();
+            if (directory != null) deleteTree(directory);
             throw new AppleIDMockError("the scenario could not be written: " + e.getMessage());
         }
         List<String> command = new ArrayList<>(List.of(binary, "serve", "--port", "0", "--scenario", file.toString()));
@@ -91,7 +92,11 @@ final class MockProcess {
                 throw new AppleIDMockError("appleid-mock serve printed nothing within " + options.timeout.toMillis() + " ms");
             }
             if (line == null) {
-                child.waitFor();
+                // Its first line was not "listening on …": a refused scenario exits at once, with its reasons.
+                if (!child.waitFor(5, TimeUnit.SECONDS)) {
+                    throw new AppleIDMockError("appleid-mock serve did not say it was listening (" + String.join(" ", command) + "):\n"
+                            + String.join("\n", mock.logs()));
+                }
                 throw new AppleIDMockError("appleid-mock serve exited " + child.exitValue() + " before listening (" + String.join(" ", command) + "):\n"
                         + String.join("\n", mock.logs()));
             }

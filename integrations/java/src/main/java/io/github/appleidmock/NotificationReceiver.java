@@ -45,7 +45,8 @@ public final class NotificationReceiver implements AutoCloseable {
             throw new AppleIDMockError("the notification receiver cannot listen: " + e.getMessage());
         }
         server.createContext("/", this::serve);
-        server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
+        // A few threads: one POST that stalls its body holds one, not every later notification.
+        server.setExecutor(Executors.newFixedThreadPool(4, runnable -> {
             Thread thread = new Thread(runnable, "appleid-mock notifications");
             thread.setDaemon(true);
             return thread;
