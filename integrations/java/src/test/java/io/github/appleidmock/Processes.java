@@ -59,7 +59,12 @@ final class Processes {
      * signal is null it is told to go on (a line on its stdin).
      */
     static Run java(Path tmp, String signal, Map<String, String> environment, String... arguments) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // Through python3, which gives SIGINT back its default: a background job of a
+        // non-interactive shell (scripts/test's parts) starts with SIGINT ignored, every child
+        // inherits that, and a JVM keeps ignoring it, as any process started that way would.
+        List<String> command = new ArrayList<>(List.of("python3", "-c",
+                "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path")));
         command.addAll(List.of(arguments));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
@@ -79,6 +84,17 @@ final class Processes {
                     seen.remove(Long.valueOf(child.pid()));
                     if (signal != null) {
                         new ProcessBuilder("kill", "-s", signal, Long.toString(child.pid())).inheritIO().start().waitFor();
+                        // A bound for a child that does not end by the signal, not a timing assertion.
+                        ProcessHandle handle = child.toHandle();
+                        Thread killer = new Thread(() -> {
+                            try {
+                                if (!child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) handle.destroyForcibly();
+                            } catch (InterruptedException ignored) {
+                                // the test ended
+                            }
+                        });
+                        killer.setDaemon(true);
+                        killer.start();
                     } else {
                         proceed.write("go on\n".getBytes(StandardCharsets.US_ASCII));
                         proceed.flush();
