@@ -169,7 +169,7 @@ extension PackageResources {
       if (!popup) { settle({error: "popup_blocked_by_browser"}, true); return; }
       // A closed popup rejects with popup_closed_by_user once its page was seen loaded (cross-origin).
       // A page whose Cross-Origin-Opener-Policy cuts the popup off sees it "closed" before that while
-      // it stays open: then, as Apple's, the promise stays pending (apple-reference §13, "Opener").
+      // it stays open: then, as Apple's, the promise stays pending (docs/apple-behaviour.md §1.2).
       var mine = pending;
       mine.timer = setInterval(function () {
         if (pending !== mine) return;

@@ -105,7 +105,7 @@ enum AuthorizePages {
     static let noOpenerText = "This page only works in the window Sign in with Apple JS opens."
 
     /// What it says when a page opened it but the link back is gone: Apple's popup then posts
-    /// nothing and the page's signIn() never settles (apple-reference §13, "Opener").
+    /// nothing and the page's signIn() never settles (docs/apple-behaviour.md §1.2).
     static let lostOpenerText = "The page that opened this window can no longer be reached (window.opener is null), "
         + "so nothing can be sent back to it and its sign-in will not finish. A page served with "
         + "Cross-Origin-Opener-Policy: same-origin loses its popups this way; same-origin-allow-popups keeps them "
@@ -159,8 +159,8 @@ enum AuthorizePages {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Every page of `/auth/authorize` refuses to be framed by any site (probe Q1: a click in a
-    /// frame delivered a code), in both the old header and CSP.
+    /// Every page of `/auth/authorize` refuses to be framed by any site (framed, a click the
+    /// user did not mean would deliver a code), in both the old header and CSP.
     static let pageHeaders: HTTPHeaders = ["Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store",
                                            "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"]
 

@@ -1,8 +1,8 @@
 import JOSE
 import Synchronization
 
-/// The per-page values that tie a consent form's POST to the page this server rendered (probe
-/// Q2: a form on any site that posted `mock_action=continue` approved a sign-in with no page shown).
+/// The per-page values that tie a consent form's POST to the page this server rendered (without
+/// them, a form on any site that posted `mock_action=continue` would approve a sign-in with no page shown).
 /// Each value is taken once. The newest `capacity` pages are remembered, and a page older than
 /// those answers as a form nobody was shown. Restarting the mock forgets them all: an open
 /// consent page then has to be loaded again.

@@ -13,7 +13,7 @@ struct DiscoveryEndpoint: Sendable {
     }
 
     /// Where the `discovery-issuer-flip` incident redirects: the mock's stand-in for
-    /// `https://account.apple.com/.well-known/openid-configuration` (apple-reference §12).
+    /// `https://account.apple.com/.well-known/openid-configuration` (docs/apple-behaviour.md §12).
     static let flippedPath = "/account.apple.com/.well-known/openid-configuration"
 
     /// The document account.apple.com served in June 2025: `issuer` that host, the endpoints

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The notice a `form_post` authorize request gets when its return URL is the same site as the
-/// address the browser reached the mock at (issue 45 §2). Apple's POST to the callback comes from
+/// address the browser reached the mock at (docs/apple-behaviour.md §11, item 2). Apple's POST to the callback comes from
 /// `https://appleid.apple.com`, another site than any app's, so the browser withholds the app's
 /// `SameSite=Lax` cookies; from a mock on the app's own site it sends them, and the bug users report
 /// most (a state cookie missing in the callback) passes in the test. The answer is unchanged; the

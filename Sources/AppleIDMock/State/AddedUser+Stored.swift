@@ -16,7 +16,7 @@ extension AddedUser: StoredCodable {
         var reader = try StoredReader(stored, path: path)
         user = try reader.decode("user")
         subjects = try reader.strings("subjects") { ScenarioRules.isSubject($0) ? nil : "expected a sub (NNNNNN.<32 hex>.NNNN)" }
-        // The mock makes relay addresses of its own shape on the relay domains only (probe Q8):
+        // The mock makes relay addresses of its own shape on the relay domains only:
         // on icloud.com too, where anyone's own address could otherwise be taken over.
         relayAddresses = try reader.strings("relay_addresses") { address in
             ScenarioRules.email(address) ?? (Identity.isRelayAddress(address) && Identity.hasRelayLocalPart(address) ? nil
