@@ -10,6 +10,7 @@ the same verified notifications, from a receiver on this machine wired into the 
 import json
 import os
 import pathlib
+import time
 
 import docker.errors
 from testcontainers.core.container import DockerContainer
@@ -62,9 +63,31 @@ class AppleIDMockContainer(DockerContainer):
         except docker.errors.ImageNotFound:
             image_id = images.pull(self.image).id
         if image_id not in _BUILT_IN:
-            printed = self.get_docker_client().client.containers.run(image_id, ["scenario", "print"], remove=True)
-            _BUILT_IN[image_id] = json.loads(printed)
+            _BUILT_IN[image_id] = json.loads(self._print_scenario(image_id))
         return json.loads(json.dumps(_BUILT_IN[image_id]))
+
+    def _print_scenario(self, image_id):
+        """`appleid-mock scenario print` in a container of the image, waited for by polling its
+        status, within the timeout. Not `containers.run`: it follows the logs of a container that
+        may already have exited, and on podman's Docker API (4.3) that stream can stay open."""
+        containers = self.get_docker_client().client.containers
+        container = containers.create(image_id, ["scenario", "print"])
+        try:
+            container.start()
+            deadline = time.monotonic() + self._timeout
+            container.reload()
+            while container.status not in ("exited", "dead"):
+                if time.monotonic() > deadline:
+                    raise AppleIDMockError(f"appleid-mock scenario print in {self.image} did not end within {self._timeout} s")
+                time.sleep(0.1)
+                container.reload()
+            code = container.attrs.get("State", {}).get("ExitCode")
+            if code != 0:
+                stderr = container.logs(stdout=False, stderr=True).decode(errors="replace")
+                raise AppleIDMockError(f"appleid-mock scenario print in {self.image} exited {code}:\n{stderr}")
+            return container.logs(stdout=True, stderr=False)
+        finally:
+            container.remove(force=True)
 
     def _gateway(self):
         network = self.get_docker_client().client.networks.get(self._kwargs.get("network") or "bridge")
