@@ -125,11 +125,6 @@ final class DeliveryLogTests: XCTestCase {
         XCTAssertTrue(notifications.records(after: UInt64(total)).isEmpty)
     }
 
-    /// Waits (bounded, no timing asserted) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<2_000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
-    }
-
     func testReset_AbandonsTheNotificationsQueuedBeforeIt_AndLaterOnesGoOn() async throws {
         let mock = try refusingMock()
         _ = try await mock.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
@@ -235,7 +230,7 @@ final class DeliveryLogTests: XCTestCase {
         let server = try notifyingMock(url: nil)
         _ = try await server.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
         let waiting = Task { await server.notificationLog(after: 0, waitingUpTo: .seconds(30)) }
-        for _ in 0..<2_000 where server.notifications.waitingReaders == 0 { try await Task.sleep(nanoseconds: 5_000_000) }
+        try await eventually { server.notifications.waitingReaders != 0 }
         XCTAssertEqual(server.notifications.waitingReaders, 1, "the reader sleeps instead of polling")
         // No URL in the built-in scenario: the record settles at once (no_url) and wakes it.
         _ = try await server.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.app")

@@ -111,7 +111,7 @@ final class DurableRecordTests: XCTestCase {
             answered.store(true, ordering: .releasing)
             return response
         }
-        for _ in 0..<2_000 where barrier.counted == committed { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually { barrier.counted != committed }
         XCTAssertEqual(barrier.counted, committed + 1, "the firing is recorded")
         for _ in 0..<20 { try await Task.sleep(for: .milliseconds(2)) }
         XCTAssertFalse(answered.load(ordering: .acquiring), "the fault answered before its firing was committed")
@@ -172,9 +172,9 @@ final class DurableRecordTests: XCTestCase {
         try await mock.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.app")
         try await mock.fireEvent(.consentRevoked, user: "alice", clientID: "com.example.app")
         var records = await mock.notificationLog(after: 0, waitingUpTo: .seconds(10))
-        for _ in 0..<2_000 where records.count < 3 || records.contains(where: { !$0.isSettled }) {
-            try await Task.sleep(for: .milliseconds(5))
+        try await eventually {
             records = mock.notifications.records()
+            return records.count >= 3 && !records.contains(where: { !$0.isSettled })
         }
         XCTAssertEqual(records.map(\.id), [2, 3, 4])
         XCTAssertEqual(records.map(\.outcome), [.dropped, .delivered, .delivered])

@@ -352,7 +352,7 @@ final class FaultToleranceTests: XCTestCase {
     private func assertRecovered(file: StaticString = #filePath, line: UInt = #line) throws {
         let baseline = witness.descriptors
         var count = -1
-        let released = eventuallyTrue(seconds: 10) {
+        let released = eventuallyTrue {
             count = (try? openDescriptorCount()) ?? -1
             return server.http.openConnections == 0 && count == baseline
         }
@@ -511,15 +511,6 @@ func openDescriptorCount() throws -> Int {
     try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
 }
 
-/// Polls `condition` every 10 ms for at most `seconds`; a bound, never a timing assertion.
-func eventuallyTrue(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}
 
 /// SplitMix64: a tiny seeded generator, so the random-bytes test is the same on every run.
 private struct SplitMix64: RandomNumberGenerator {

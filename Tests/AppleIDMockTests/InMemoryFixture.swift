@@ -2,6 +2,7 @@ import AppleIDMock
 import Foundation
 import MiniHTTP
 import Synchronization
+import XCTest
 
 // The mock in memory (`AppleIDMockServer.inMemory`): the same route table and notification
 // deliverer the server runs, answering `HTTPRequest` values with no socket. For tests of what an
@@ -73,7 +74,8 @@ final class RecordingTransport: NotificationTransport {
 
     /// Suspends until the first POST has arrived (and, at a blocking receiver, is held).
     func waitForFirstPost() async throws {
-        while posts.isEmpty { try await Task.sleep(nanoseconds: 2_000_000) }
+        let held = try await eventually { !posts.isEmpty }
+        XCTAssertTrue(held, "no POST arrived")
     }
 
     /// Lets every held POST return, and later ones through at once.

@@ -88,7 +88,7 @@ final class InMemoryMockTests: XCTestCase {
 
         // The held attempt still ends, and is recorded without changing the outcome.
         receiver.release()
-        for _ in 0..<2_000 where mock.notifications.records().first?.attempts.isEmpty ?? true { try await Task.sleep(nanoseconds: 5_000_000) }
+        try await eventually { mock.notifications.records().first?.attempts.isEmpty == false }
         XCTAssertEqual(mock.notifications.records().first?.attempts.map(\.error), ["released by the test"])
         XCTAssertEqual(mock.notifications.records().first?.outcome, .abandoned)
     }

@@ -104,13 +104,16 @@ final class JournalReadTests: XCTestCase {
         heavy(journal, count: 500)
         let before = journal.examined
         let poll = Task { await journal.awaitEntries(matching: RequestFilter(path: "/nomatch"), limit: 10, seconds: 30) }
-        while journal.waitingReaders == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        let parked = try await eventually { journal.waitingReaders != 0 }
+        XCTAssertTrue(parked, "the poll never parked")
         for round in 0..<20 {
             keep(journal, .get, "/auth/keys")
             // Each request wakes the poll, which looks at the new entry alone.
-            while journal.examined < before + 500 + round + 1 { try await Task.sleep(nanoseconds: 1_000_000) }
+            let held = try await eventually { journal.examined >= before + 500 + round + 1 }
+            XCTAssertTrue(held, "the poll never looked at request \(round)")
         }
-        while journal.waitingReaders == 0 { try await Task.sleep(nanoseconds: 1_000_000) }
+        let parkedAgain = try await eventually { journal.waitingReaders != 0 }
+        XCTAssertTrue(parkedAgain, "the poll never parked")
         XCTAssertEqual(journal.examined - before, 520, "500 at the first look, then one per request")
         // The twin: a matching entry ends the poll with it.
         keep(journal, .get, "/nomatch", status: 404)

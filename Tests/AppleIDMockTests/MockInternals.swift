@@ -33,19 +33,16 @@ let eventLogCapacity = EventStream.capacity
 
 /// Suspends until `feedReaders` long-polls of `/__mock/events` and `notificationReaders` of
 /// `/__mock/notifications` are parked in the mock, so that what the test does next has to wake
-/// them (nothing on the wire says a reader waits); fails the test after `seconds`.
-func untilFeedReadersWait(_ client: any MockClient, _ feedReaders: Int = 1, notificationReaders: Int = 0, seconds: Double = 10,
+/// them (nothing on the wire says a reader waits); fails the test after `conditionBound`.
+func untilFeedReadersWait(_ client: any MockClient, _ feedReaders: Int = 1, notificationReaders: Int = 0,
                           file: StaticString = #filePath, line: UInt = #line) async throws {
     let (events, deliverer): (EventStream, NotificationDeliverer) = switch client {
     case let memory as InMemoryClient: (memory.mock.domain.events, memory.mock.notifications)
     case let live as LiveClient: (live.server.domain.events, live.server.notifications)
     default: preconditionFailure("no mock behind \(type(of: client))")
     }
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while events.waitingReaders < feedReaders || deliverer.waitingReaders < notificationReaders {
-        guard ContinuousClock.now < deadline else { return XCTFail("no reader parked within \(seconds) s", file: file, line: line) }
-        try await Task.sleep(for: .milliseconds(2))
-    }
+    let parked = try await eventually { events.waitingReaders >= feedReaders && deliverer.waitingReaders >= notificationReaders }
+    if !parked { XCTFail("no reader parked within \(conditionBound)", file: file, line: line) }
 }
 
 /// Moves the mock clock `times` times by `seconds` through the domain (the operation
@@ -141,4 +138,34 @@ func routeTable(_ configuration: AppleIDMockConfiguration = AppleIDMockConfigura
     site.set(baseURL)
     return Routes.table(domain: domain, site: site, control: MockAssembly.controlGuard(configuration),
                         requests: RequestLog(level: configuration.logLevel, sink: configuration.log))
+}
+
+// MARK: - Waiting on a condition
+
+/// How long a wait on a condition may last before it gives up: a bound against a hang, never a
+/// measure of speed. A quiet machine needs milliseconds of it; a loaded one may need much more,
+/// and a test that failed at a tighter bound would fail for the machine, not the code.
+let conditionBound: Duration = .seconds(120)
+
+/// Polls `condition` every few milliseconds, blocking this thread, until it holds or
+/// `conditionBound` has passed; returns whether it held (the caller asserts what it needs).
+@discardableResult
+func eventuallyTrue(_ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = ContinuousClock.now + conditionBound
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        usleep(5_000)
+    }
+    return try condition()
+}
+
+/// The same, suspending the task instead of blocking its thread.
+@discardableResult
+func eventually(_ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + conditionBound
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    return try condition()
 }

@@ -314,9 +314,9 @@ final class RelayMailTests: XCTestCase {
         XCTAssertEqual(String(decoding: caught.last?.data ?? [], as: UTF8.self), received + "To: \(bob)\r\nSubject: Hi\r\n\r\nHello\r\n")
         // The record says where the copy went; the refusal was never forwarded.
         var outcome: JSONValue?
-        for _ in 0..<200 where outcome != "delivered" {
+        try eventuallyTrue {
             outcome = try jsonObject(try server.get("/__mock/mail/1").body)["forwarding"]?.objectValue?["outcome"]
-            if outcome != "delivered" { usleep(10_000) }
+            return outcome == "delivered"
         }
         XCTAssertEqual(outcome, "delivered")
         XCTAssertEqual(try jsonObject(try server.get("/__mock/mail/2").body)["forwarding"], .null)
@@ -359,9 +359,9 @@ final class RelayMailTests: XCTestCase {
         defer { server.stop() }
         _ = try converse(server, from: "noreply@example.com", to: ["ops@example.net"])
         var forwarding: JSONObject?
-        for _ in 0..<500 where forwarding?["outcome"] != "failed" {
+        try eventuallyTrue {
             forwarding = try jsonObject(try server.get("/__mock/mail/1").body)["forwarding"]?.objectValue
-            if forwarding?["outcome"] != "failed" { usleep(10_000) }
+            return forwarding?["outcome"] == "failed"
         }
         XCTAssertEqual(forwarding?["outcome"], "failed")
         XCTAssertTrue(forwarding?["error"]?.stringValue?.hasPrefix("connect") == true, "\(String(describing: forwarding))")
@@ -399,13 +399,9 @@ final class CatchingHandler: SMTPHandler {
         return try HTTPServer.start(configuration: configuration, routes: Router().build())
     }
 
-    /// The messages once `count` have come (or what came within 10 seconds).
+    /// The messages once `count` have come (or what came within `conditionBound`).
     func waitFor(_ count: Int) -> [SMTPMessage] {
-        for _ in 0..<1000 {
-            let now = messages.withLock { $0 }
-            if now.count >= count { return now }
-            usleep(10_000)
-        }
+        eventuallyTrue { messages.withLock { $0 }.count >= count }
         return messages.withLock { $0 }
     }
 }

@@ -253,7 +253,8 @@ final class RequestJournalTests: XCTestCase {
             try RawHTTPClient(port: port, timeout: 30).roundTrip("GET", "/__mock/requests?wait=20&path=/auth/revoke")
         }
         // Not this one: the poll waits for a revoke.
-        while server.assembly.journal?.waitingReaders == 0 { try await Task.sleep(nanoseconds: 2_000_000) }
+        let held = try await eventually { server.assembly.journal?.waitingReaders != 0 }
+        XCTAssertTrue(held, "the poll never parked")
         XCTAssertEqual(try server.get("/auth/keys").status, 200)
         XCTAssertEqual(try server.revoke("r-unknown").status, 200)
         let answer = try await poll.value

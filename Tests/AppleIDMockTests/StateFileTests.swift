@@ -170,11 +170,6 @@ final class StateFileTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: target), "a refused import made the file", file: file, line: line)
     }
 
-    /// Waits (bounded, nothing timed is asserted) until `condition` holds.
-    private func eventually(_ condition: () throws -> Bool) rethrows {
-        for _ in 0..<2_000 where try !condition() { usleep(5_000) }
-    }
-
     /// Records inert `tokens-issued` events in operations of 100, each committed before the
     /// next, until the sequence reaches `sequence` (as many exchanges would, only faster).
     private func recordInertEvents(_ domain: AppleIDDomain, until sequence: UInt64) async throws {
@@ -582,7 +577,7 @@ final class StateFileTests: XCTestCase {
             answered.store(true, ordering: .releasing)
             return response
         }
-        for _ in 0..<2_000 where !returned.load(ordering: .acquiring) { try await Task.sleep(nanoseconds: 2_000_000) }
+        try await eventually { returned.load(ordering: .acquiring) }
         XCTAssertTrue(returned.load(ordering: .acquiring), "the endpoint answered")
         // The redemption is recorded, handed to the writer, not yet committed: the answer waits.
         XCTAssertEqual(domain.owner.takeUnwritten().events.map(\.event.name), ["code-redeemed", "tokens-issued"])
@@ -656,7 +651,7 @@ final class StateFileTests: XCTestCase {
         XCTAssertEqual(fired.status, 202, fired.text)
         let id = UInt64(try XCTUnwrap(try jsonObject(fired.body)["notification"]?.intValue))
         // Port 9 refuses: the first attempt fails and a retry is scheduled.
-        eventually { first.notifications.records(after: id - 1).first?.attempts.isEmpty == false }
+        eventuallyTrue { first.notifications.records(after: id - 1).first?.attempts.isEmpty == false }
         let refused = try XCTUnwrap(first.notifications.records(after: id - 1).first)
         XCTAssertEqual(refused.attempts.count, 1)
         XCTAssertNil(refused.attempts.first?.status)
@@ -670,7 +665,7 @@ final class StateFileTests: XCTestCase {
         }
         defer { second.stop() }
         XCTAssertEqual(second.notifications.records().map(\.id), [id], "the log came back with the undelivered record")
-        eventually { second.notifications.records(after: id - 1).first?.outcome == .delivered }
+        eventuallyTrue { second.notifications.records(after: id - 1).first?.outcome == .delivered }
         let delivered = try XCTUnwrap(second.notifications.records(after: id - 1).first)
         XCTAssertEqual(delivered.outcome, .delivered)
         XCTAssertEqual(delivered.attempts.map(\.status), [nil, 200])
@@ -701,7 +696,7 @@ final class StateFileTests: XCTestCase {
         _ = try await first.signInNative(user: "bob", clientID: "com.example.watched", hideEmail: true)
         let pending = try await first.fireEvent(.emailDisabled, user: "bob", clientID: "com.example.watched")
         let pendingID = try XCTUnwrap(pending)
-        eventually { first.notifications.records().first?.attempts.isEmpty == false }
+        eventuallyTrue { first.notifications.records().first?.attempts.isEmpty == false }
         _ = try await first.signInNative(user: "bob", clientID: "com.example.app", hideEmail: true)
         for index in 0..<(NotificationDeliverer.logCapacity + 50) {
             try first.domain.accountEvent(index.isMultiple(of: 2) ? .emailDisabled : .emailEnabled, user: "bob", clientID: "com.example.app")

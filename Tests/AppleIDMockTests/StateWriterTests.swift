@@ -174,7 +174,8 @@ final class StateWriterTests: XCTestCase {
         let waiting = Task { [routes] in await routes.respond(to: HTTPRequest(method: .post, target: "/__mock/users",
                                                                   headers: ["Host": "127.0.0.1", "Content-Type": "application/json"],
                                                                   body: Array(#"{"id":"second","email":"second@example.com"}"#.utf8))) }
-        while domain.user("second") == nil { try await Task.sleep(nanoseconds: 1_000_000) }
+        let held = try await eventually { domain.user("second") != nil }
+        XCTAssertTrue(held, "the second user was never recorded")
         domain.events.barrier.markCommitFailed("not writable (disk full)")
         let told = await waiting.value
         XCTAssertEqual(told.status.code, 503)
@@ -262,10 +263,10 @@ final class StateWriterTests: XCTestCase {
         XCTAssertEqual(token.status, 503)
         XCTAssertEqual(token.text, #"{"error":"temporarily_unavailable"}"#)
         // Every client was answered: no descriptor is left behind.
-        XCTAssertTrue(ServerFixtureWait.eventually { self.openDescriptors() <= baseline + 2 }, "descriptors \(openDescriptors()) against \(baseline)")
+        XCTAssertTrue(eventuallyTrue { self.openDescriptors() <= baseline + 2 }, "descriptors \(openDescriptors()) against \(baseline)")
         // Space returns: the mock takes up again by itself, and what was acknowledged is all there after a restart.
         try FileManager.default.removeItem(atPath: filler)
-        XCTAssertTrue(ServerFixtureWait.eventually(seconds: 10) { (try? server?.get("/__mock/health").status) == 200 })
+        XCTAssertTrue(eventuallyTrue { (try? server?.get("/__mock/health").status) == 200 })
         XCTAssertEqual(try XCTUnwrap(server).nativeSignIn(user: "alice").status, 200)
         server?.stop()
         server = nil
@@ -276,14 +277,3 @@ final class StateWriterTests: XCTestCase {
     }
 }
 
-/// Waits (bounded, nothing timed is asserted) until a condition holds.
-enum ServerFixtureWait {
-    static func eventually(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
-}

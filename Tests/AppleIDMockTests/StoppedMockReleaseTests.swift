@@ -39,12 +39,10 @@ final class StoppedMockReleaseTests: XCTestCase {
     }
 
     /// The parts still alive once the mock's threads have let go: a thread that has just
-    /// resumed `stop()` may hold its part for a moment longer, so this waits for them (up to
-    /// ten seconds) before it answers.
+    /// resumed `stop()` may hold its part for a moment longer, so this waits for them (within
+    /// `conditionBound`) before it answers.
     private func alive(_ refs: [Weak]) async throws -> [String] {
-        for _ in 0..<1_000 where refs.contains(where: { $0.object != nil }) {
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
+        try await eventually { !refs.contains(where: { $0.object != nil }) }
         return refs.filter { $0.object != nil }.map(\.name)
     }
 

@@ -93,7 +93,7 @@ final class ServerTLSTests: XCTestCase {
             }
             client.close()
         }
-        XCTAssertEqual(ServerFixture.eventually(seconds: 30) { server.openConnections == 0 }, true)
+        XCTAssertEqual(ServerFixture.eventually { server.openConnections == 0 }, true)
         XCTAssertEqual(try client(ca: TLSFixture.files.ca).send("GET", url: server.url + "/hello").status, 200)
         server.stop()
         XCTAssertEqual(try ServerFixture.openDescriptorCount(), before)
