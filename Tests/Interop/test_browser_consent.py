@@ -58,7 +58,7 @@ def test_browser_signs_in_through_form_post_first_and_second_time(world):
     browser.find_element(By.NAME, "mock_given_name").send_keys("Robert")
     browser.find_element(By.CSS_SELECTOR, "input[name=mock_email][value=share]").click()
     browser.find_element(By.ID, "continue").click()
-    WebDriverWait(browser, 20).until(lambda b: b.find_elements(By.ID, "done"))
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "done"))
     first = Callback.received[-1]
     assert first["state"] == "first"
     assert first["code"].startswith("c") and first["id_token"].count(".") == 2
@@ -67,7 +67,7 @@ def test_browser_signs_in_through_form_post_first_and_second_time(world):
     sign_in(browser, mock, redirect_uri, "second")
     browser.find_element(By.CSS_SELECTOR, "input[name=mock_user][value=bob]").click()
     browser.find_element(By.ID, "continue").click()
-    WebDriverWait(browser, 20).until(lambda b: len(Callback.received) == 2)
+    WebDriverWait(browser, 60).until(lambda b: len(Callback.received) == 2)
     second = Callback.received[-1]
     assert second["state"] == "second"
     assert "user" not in second, "name and email arrive on the first authorization only"
@@ -77,5 +77,5 @@ def test_browser_cancel_posts_user_cancelled_authorize(world):
     mock, browser, redirect_uri = world
     sign_in(browser, mock, redirect_uri, "cancelled")
     browser.find_element(By.ID, "cancel").click()
-    WebDriverWait(browser, 20).until(lambda b: b.find_elements(By.ID, "done"))
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "done"))
     assert Callback.received[-1] == {"error": "user_cancelled_authorize", "state": "cancelled"}

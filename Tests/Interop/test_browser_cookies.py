@@ -69,8 +69,8 @@ def sign_in(world, mock_host, cookie):
     port = mock.url.rsplit(":", 1)[1]
     App.authorize = f"http://{mock_host}:{port}/auth/authorize"
     browser.get(f"{app}/login?cookie={cookie}")
-    WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.ID, "continue"))[0].click()
-    return WebDriverWait(browser, 20).until(lambda b: b.find_elements(By.ID, "outcome"))[0].text
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "continue"))[0].click()
+    return WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "outcome"))[0].text
 
 
 def notices(mock):

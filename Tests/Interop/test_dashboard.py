@@ -92,7 +92,7 @@ def wait_for(browser, selector, text=None):
             if text is None or text in element.text:
                 return element
         return False
-    return WebDriverWait(browser, 30).until(found, f"{selector} {text or ''}")
+    return WebDriverWait(browser, 60).until(found, f"{selector} {text or ''}")
 
 
 def test_dashboard_shows_a_sign_in_from_another_tab_and_revoking_it_notifies_the_backend(world):
@@ -110,7 +110,7 @@ def test_dashboard_shows_a_sign_in_from_another_tab_and_revoking_it_notifies_the
     browser.get(f"{mock.url}/auth/authorize?{query}")
     browser.find_element(By.CSS_SELECTOR, "input[name=mock_user][value=alice]").click()
     browser.find_element(By.ID, "continue").click()
-    WebDriverWait(browser, 20).until(lambda b: b.find_elements(By.ID, "done"))
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "done"))
 
     # Back on the dashboard, the consent appears by itself (the event feed's long poll).
     browser.switch_to.window(dashboard)
@@ -179,7 +179,7 @@ def test_a_page_on_another_origin_cannot_drive_the_mock(world):
     try:
         browser.get(f"http://localhost:{attacker.server_port}/")
         browser.find_element(By.ID, "go").click()
-        WebDriverWait(browser, 20).until(lambda b: "cross-origin requests to the control API are refused" in b.page_source)
+        WebDriverWait(browser, 60).until(lambda b: "cross-origin requests to the control API are refused" in b.page_source)
     finally:
         attacker.shutdown()
     alice = next(user for user in requests.get(f"{mock.url}/__mock/users").json()["users"] if user["id"] == "alice")
@@ -200,7 +200,7 @@ def test_with_a_control_token_the_page_asks_for_it_once_then_shows_the_data():
         assert requests.get(f"{mock.url}/auth/keys").status_code == 200
 
         browser.get(f"{mock.url}/__mock/")
-        form = WebDriverWait(browser, 20).until(lambda b: b.find_element(By.ID, "token-form").is_displayed() and b.find_element(By.ID, "token-form"))
+        form = WebDriverWait(browser, 60).until(lambda b: b.find_element(By.ID, "token-form").is_displayed() and b.find_element(By.ID, "token-form"))
         assert not browser.find_elements(By.CSS_SELECTOR, "#user-alice")
         # A wrong token is refused and the form stays.
         browser.find_element(By.ID, "token").send_keys("not-the-token-0123456789")

@@ -100,18 +100,18 @@ def world(tmp_path):
 def open_popup(browser, page_url):
     """Loads the page, clicks the Apple button and switches to the popup; returns the page's handle."""
     browser.get(page_url)
-    button = WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#appleid-signin [role=button]"))[0]
+    button = WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#appleid-signin [role=button]"))[0]
     assert button.text == "Sign in with Apple"
     main = browser.current_window_handle
     button.click()
-    WebDriverWait(browser, 10).until(lambda b: len(b.window_handles) == 2)
+    WebDriverWait(browser, 60).until(lambda b: len(b.window_handles) == 2)
     browser.switch_to.window(next(h for h in browser.window_handles if h != main))
-    WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.ID, "consent"))
+    WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.ID, "consent"))
     return main
 
 
 def outcomes(browser, count=1):
-    WebDriverWait(browser, 20).until(lambda b: len(b.execute_script("return window.outcomes")) >= count)
+    WebDriverWait(browser, 60).until(lambda b: len(b.execute_script("return window.outcomes")) >= count)
     return browser.execute_script("return window.outcomes")
 
 
@@ -135,7 +135,7 @@ def test_siwa_js_popup_signs_in_and_backend_verifies_second_time_without_user(wo
     assert data["user"] == {"email": "bob@example.com", "name": {"firstName": "Bob", "lastName": "Bobson"}}
     assert session["id_token"]["nonce"] == "n-1"
     assert session["id_token"]["sub"] == session["redeemed"]["sub"]
-    WebDriverWait(browser, 10).until(lambda b: len(b.window_handles) == 1)  # the script closed the popup
+    WebDriverWait(browser, 60).until(lambda b: len(b.window_handles) == 1)  # the script closed the popup
 
     # The second sign-in: the same user, no `user` this time.
     open_popup(browser, page)
@@ -185,7 +185,7 @@ def test_siwa_js_cancel_rejects_user_cancelled_authorize(world):
     browser.find_element(By.ID, "cancel").click()
     browser.switch_to.window(main)
     assert outcomes(browser) == [{"kind": "failure", "detail": {"error": "user_cancelled_authorize", "data": {"error": "user_cancelled_authorize"}}}]
-    WebDriverWait(browser, 10).until(lambda b: len(b.window_handles) == 1)
+    WebDriverWait(browser, 60).until(lambda b: len(b.window_handles) == 1)
 
 
 def test_siwa_js_page_on_another_origin_receives_nothing(world):
@@ -193,7 +193,7 @@ def test_siwa_js_page_on_another_origin_receives_nothing(world):
     # The same page at localhost: another origin than the registered 127.0.0.1 redirect URI.
     main = open_popup(browser, f"http://localhost:{port}/")
     browser.find_element(By.ID, "continue").click()
-    WebDriverWait(browser, 10).until(lambda b: b.find_element(By.ID, "status").text == "You can close this window.")
+    WebDriverWait(browser, 60).until(lambda b: b.find_element(By.ID, "status").text == "You can close this window.")
     browser.switch_to.window(main)
     browser.execute_script("return new Promise(function (done) { setTimeout(done, 1500); })")
     assert browser.execute_script("return window.outcomes") == []
