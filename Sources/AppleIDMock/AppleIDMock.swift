@@ -57,24 +57,25 @@ public final class AppleIDMockServer: Sendable {
         http.host = configuration.host
         http.log = assembly.httpLog
         http.port = configuration.port
+        var smtp: SMTPServerConfiguration?
         if let smtpPort = configuration.smtpPort {
-            var smtp = SMTPServerConfiguration(handler: assembly.mailHandler)
-            smtp.host = configuration.host
-            smtp.port = smtpPort
-            smtp.hostname = "appleid-mock"
-            smtp.tls = http.tls
-            smtp.idleTimeout = configuration.smtpIdleTimeout
-            smtp.limits.maxMessageBytes = assembly.domain.scenario.mail.maxMessageBytes
+            var mail = SMTPServerConfiguration(handler: assembly.mailHandler)
+            mail.host = configuration.host
+            mail.port = smtpPort
+            mail.hostname = "appleid-mock"
+            mail.tls = http.tls
+            mail.idleTimeout = configuration.smtpIdleTimeout
+            mail.limits.maxMessageBytes = assembly.domain.scenario.mail.maxMessageBytes
             // A session holds at most a quarter of SMTP's budget: enough for the largest message.
-            smtp.maxBufferedMessageBytes = max(smtp.maxBufferedMessageBytes, 4 * (smtp.limits.maxMessageBytes + smtp.limits.maxCommandLineBytes))
-            http.smtp = smtp
+            mail.maxBufferedMessageBytes = max(mail.maxBufferedMessageBytes, 4 * (mail.limits.maxMessageBytes + mail.limits.maxCommandLineBytes))
+            smtp = mail
         }
         if let journal = assembly.journal {
             http.observer = http.observer.map { ObserverPair(first: journal, second: $0) } ?? journal
         }
         let server: HTTPServer
         do {
-            server = try HTTPServer.start(configuration: http, routes: assembly.routes)
+            server = try HTTPServer.start(configuration: http, routes: assembly.routes, smtp: smtp)
         } catch {
             // Nothing was queued yet: the deliverer ends at once, and the state file is closed
             // (a retry on another port can open it).

@@ -395,8 +395,7 @@ final class CatchingHandler: SMTPHandler {
         configuration.port = 0
         var smtp = SMTPServerConfiguration(handler: self)
         smtp.port = 0
-        configuration.smtp = smtp
-        return try HTTPServer.start(configuration: configuration, routes: Router().build())
+        return try HTTPServer.start(configuration: configuration, routes: Router().build(), smtp: smtp)
     }
 
     /// The messages once `count` have come (or what came within `conditionBound`).

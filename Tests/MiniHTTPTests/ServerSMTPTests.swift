@@ -5,7 +5,7 @@ import MiniHTTPTesting
 import Synchronization
 import XCTest
 
-/// SMTP on the server's event loops (`HTTPServerConfiguration.smtp`), live on port 0 with a raw
+/// SMTP on the server's event loops (`HTTPServer.start(configuration:routes:smtp:)`), live on port 0 with a raw
 /// client: exact reply bytes, the handler's verdicts, STARTTLS, the idle and write timeouts, a
 /// client that never reads, the connection limit HTTP and SMTP share, and shutdown. The protocol
 /// itself is `SMTPSessionTests`' subject; these tests are about the connection that carries it.
@@ -30,18 +30,29 @@ final class ServerSMTPTests: XCTestCase {
     /// A server with HTTP (`ServerFixture`'s routes, relaxed timeouts) and SMTP for `handler` as
     /// `mx.test`, both on ephemeral ports; `adjust` changes either before it starts.
     private func start(handler: SMTPTestHandler = SMTPTestHandler(), tls: Bool = false,
-                       _ adjust: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+                       _ adjust: (inout Ports) -> Void = { _ in }) throws -> HTTPServer {
         var smtp = SMTPServerConfiguration(handler: handler)
         smtp.port = 0
         smtp.hostname = "mx.test"
         smtp.idleTimeout = 30
         smtp.writeTimeout = 30
         if tls { smtp.tls = try TLSFixture.context() }
-        var configuration = ServerFixture.relaxed
+        var configuration = Ports(http: ServerFixture.relaxed, smtp: smtp)
         configuration.clock = clock.clock
-        configuration.smtp = smtp
         adjust(&configuration)
-        return try ServerFixture.start(configuration)
+        return try HTTPServer.start(configuration: configuration.http, routes: ServerFixture.router(gate: Gate()).build(), smtp: configuration.smtp)
+    }
+
+    /// Both ports' configurations; the server's own fields read and write through to `http`.
+    @dynamicMemberLookup
+    struct Ports {
+        var http: HTTPServerConfiguration
+        var smtp: SMTPServerConfiguration
+
+        subscript<Value>(dynamicMember field: WritableKeyPath<HTTPServerConfiguration, Value>) -> Value {
+            get { http[keyPath: field] }
+            set { http[keyPath: field] = newValue }
+        }
     }
 
     private func connect(_ server: HTTPServer, receiveBuffer: Int32? = nil) throws -> Wire {
@@ -262,7 +273,7 @@ final class ServerSMTPTests: XCTestCase {
         // period, and one that finished its handshake during shutdown was served as usual.
         let server = try start(tls: true) { configuration in
             configuration.shutdownGrace = 30
-            configuration.smtp?.idleTimeout = 60
+            configuration.smtp.idleTimeout = 60
         }
         let client = try greeted(server)
         try client.send("EHLO client.test\r\nSTARTTLS\r\n")
@@ -293,7 +304,7 @@ final class ServerSMTPTests: XCTestCase {
         // Many half-sent messages cannot exhaust memory: what sessions hold counts against
         // SMTP's own budget (96 KiB here: four messages of 20,000 bytes fit, a fifth does not).
         let handler = SMTPTestHandler()
-        let server = try start(handler: handler) { $0.smtp?.maxBufferedMessageBytes = 96 * 1024 }
+        let server = try start(handler: handler) { $0.smtp.maxBufferedMessageBytes = 96 * 1024 }
         defer { server.stop() }
         let holders = try (0..<4).map { _ in try inData(server, Self.chunk) }
         XCTAssertTrue(ServerFixture.eventually { server.reservedMessageBytes >= 80_000 })
@@ -315,7 +326,7 @@ final class ServerSMTPTests: XCTestCase {
 
     func testASession_HoldsAtMostAQuarterOfTheBudget() throws {
         let handler = SMTPTestHandler()
-        let server = try start(handler: handler) { $0.smtp?.maxBufferedMessageBytes = 96 * 1024 }
+        let server = try start(handler: handler) { $0.smtp.maxBufferedMessageBytes = 96 * 1024 }
         defer { server.stop() }
         // 30,000 bytes: more than a quarter (24 KiB) of the budget, though the budget has room.
         let greedy = try greeted(server)
@@ -331,7 +342,7 @@ final class ServerSMTPTests: XCTestCase {
         // Probe P3: eight mail sessions holding the shared budget made every POST with a body 503.
         let server = try start { configuration in
             configuration.maxBufferedBodyBytes = 64 * 1024
-            configuration.smtp?.maxBufferedMessageBytes = 96 * 1024
+            configuration.smtp.maxBufferedMessageBytes = 96 * 1024
         }
         defer { server.stop() }
         let holders = try (0..<4).map { _ in try inData(server, Self.chunk) }
@@ -350,10 +361,10 @@ final class ServerSMTPTests: XCTestCase {
         // Half of a 96 KiB budget held: every window of 10 s a message must bring 10,000 bytes.
         let handler = SMTPTestHandler()
         let server = try start(handler: handler) { configuration in
-            configuration.smtp?.maxBufferedMessageBytes = 96 * 1024
-            configuration.smtp?.minDataRate = 1000
-            configuration.smtp?.dataRateWindow = 10
-            configuration.smtp?.idleTimeout = 600
+            configuration.smtp.maxBufferedMessageBytes = 96 * 1024
+            configuration.smtp.minDataRate = 1000
+            configuration.smtp.dataRateWindow = 10
+            configuration.smtp.idleTimeout = 600
             // One loop sees every release before it judges the next session.
             configuration.eventLoopCount = 1
         }
@@ -392,8 +403,8 @@ final class ServerSMTPTests: XCTestCase {
         // deadline (100 s from DATA's 354) does.
         let handler = SMTPTestHandler()
         let server = try start(handler: handler) { configuration in
-            configuration.smtp?.idleTimeout = 60
-            configuration.smtp?.dataTimeout = 100
+            configuration.smtp.idleTimeout = 60
+            configuration.smtp.dataTimeout = 100
         }
         defer { server.stop() }
         let smtpPort = try XCTUnwrap(server.smtpPort)
@@ -460,8 +471,8 @@ final class ServerSMTPTests: XCTestCase {
     func testNOOPFlood_FromAClientThatNeverReads_IsNoLongerRead_AndOthersAreServed() throws {
         // Timeouts far off: the server must stop reading the client on its own, not drop it.
         let server = try start {
-            $0.smtp?.writeTimeout = 30
-            $0.smtp?.idleTimeout = 30
+            $0.smtp.writeTimeout = 30
+            $0.smtp.idleTimeout = 30
         }
         defer { server.stop() }
         let smtpPort = try XCTUnwrap(server.smtpPort)
@@ -495,8 +506,8 @@ final class ServerSMTPTests: XCTestCase {
 
     func testWriteTimeout_DropsAClientWhoseRepliesCannotLeave() throws {
         let server = try start {
-            $0.smtp?.writeTimeout = 30
-            $0.smtp?.idleTimeout = 600  // only the write timeout may end it
+            $0.smtp.writeTimeout = 30
+            $0.smtp.idleTimeout = 600  // only the write timeout may end it
         }
         defer { server.stop() }
         let smtpPort = try XCTUnwrap(server.smtpPort)
@@ -539,7 +550,7 @@ final class ServerSMTPTests: XCTestCase {
     // MARK: - Limits, shutdown, garbage
 
     func testSMTPSessions_PastTheirOwnLimit_Are421AndLetGo_WhileHTTPIsServed() throws {
-        let server = try start { $0.smtp?.maxSessions = 2 }
+        let server = try start { $0.smtp.maxSessions = 2 }
         defer { server.stop() }
         let holders = try (0..<2).map { _ in try greeted(server) }
         let third = try connect(server)

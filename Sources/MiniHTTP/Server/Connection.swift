@@ -7,12 +7,14 @@ import Glibc
 /// Only one request is handled at a time, so pipelined responses leave in request order. A
 /// response delivered with a delay waits in `handling`; one that stalls (`HTTPDelivery.Cut.stall`)
 /// ends in `stalled`, where nothing more is sent and the client's bytes are read and dropped.
-final class Connection {
+final class Connection: LoopConnection {
     enum State { case reading, handling, writing, stalled, closed }
 
     let id: UInt64
     let fd: Int32
     unowned let loop: EventLoop
+    /// The port it came from: its routes, observer and limits.
+    let listener: HTTPListener
     var parser: HTTPRequestParser
     var state: State = .reading
     /// Epoll events currently registered.
@@ -56,16 +58,55 @@ final class Connection {
     /// The response being written stalls once its bytes are out (`HTTPDelivery.Cut.stall`).
     private var stallsAfterWrite = false
 
-    init(id: UInt64, fd: Int32, loop: EventLoop, limits: HTTPLimits, tls: TLSServerSession? = nil, peer: HTTPPeerAddress? = nil, now: UInt64) {
+    init(id: UInt64, fd: Int32, loop: EventLoop, listener: HTTPListener, tls: TLSServerSession? = nil, peer: HTTPPeerAddress? = nil, now: UInt64) {
         self.id = id
         self.peer = peer
         self.fd = fd
         self.loop = loop
-        self.parser = HTTPRequestParser(limits: limits)
+        self.listener = listener
+        self.parser = HTTPRequestParser(limits: listener.limits)
         self.idleSince = now
         self.tls = tls
         // The handshake is timed like a request head: a client that stalls in it is dropped.
         if tls != nil { requestStarted = now }
+    }
+
+    var isClosed: Bool { state == .closed }
+
+    /// HTTP waits for the client to speak first.
+    func start(now: UInt64) {}
+
+    /// Epoll reported `flags` for the socket.
+    func event(_ flags: UInt32, scratch: UnsafeMutableRawBufferPointer, now: UInt64) {
+        if flags & MH_EPOLLERR != 0 {
+            loop.close(self)
+            return
+        }
+        if flags & MH_EPOLLOUT != 0 {
+            writable(into: scratch, now: now)
+        }
+        guard state != .closed else { return }
+        if flags & MH_EPOLLIN != 0 && acceptsInput {
+            readable(into: scratch, now: now)
+        } else if flags & MH_EPOLLHUP != 0 {
+            // Both directions are gone: nothing can be delivered.
+            loop.close(self)
+        }
+    }
+
+    /// The server stops: an idle connection (no request under way) closes now; the others end
+    /// once their response is out.
+    func drain(now: UInt64) {
+        if state == .reading && !parser.hasPartialRequest { loop.close(self) }
+    }
+
+    /// Tells the observer of a request cut off, returns the body reservation and sends TLS's
+    /// close_notify.
+    func willClose() {
+        if listener.observer != nil { reportCutOff() }
+        state = .closed
+        releaseBodyBudget()
+        tls?.shutdown()
     }
 
     /// Whether readable input is for this connection now: it is reading requests, or a TLS
@@ -136,7 +177,7 @@ final class Connection {
             guard let count = try? Syscall.read(fd, scratch.baseAddress!, scratch.count), count == scratch.count else { break }
         }
         _ = Self.plaintextRefusal.withUnsafeBytes { bytes in try? Syscall.send(fd, bytes.baseAddress!, bytes.count) }
-        if let observer = loop.observer {
+        if let observer = listener.observer {
             report(to: observer, Self.plaintextRefusalResponse, headOnly: false, reason: .plaintextOnTLSPort, now: loop.clock.now())
         }
         loop.close(self)
@@ -235,7 +276,7 @@ final class Connection {
                 fail(.serviceUnavailable, reason: .bodyBudgetExhausted, now: now)
                 return
             }
-            if loop.observer != nil { observed = (loop.takeExchangeID(), nil, requestStarted ?? now) }
+            if listener.observer != nil { observed = (loop.takeExchangeID(), nil, requestStarted ?? now) }
             requestStarted = parser.hasPartialRequest ? now : nil
             continueSent = false
             dispatch(request, now: now)
@@ -251,7 +292,7 @@ final class Connection {
         closeAfterResponse = !request.wantsKeepAlive || (peerClosedInput && !parser.hasPartialRequest) || loop.isDraining
         let headOnly = request.method == .head
         let minor = request.minorVersion
-        let handler = loop.routes.handler(for: &request)
+        let handler = listener.routes.handler(for: &request)
         switch handler {
         case .immediate(let body):
             let response = RouteTable.convert(log: loop.log) { try body(request) }
@@ -270,7 +311,7 @@ final class Connection {
                 let response = await RouteTable.run(handler, request, log: loop.log)
                 loop.execute { loop in
                     loop.inFlight(-1)
-                    loop.connection(id)?.respond(response, headOnly: headOnly, minorVersion: minor, now: loop.clock.now())
+                    (loop.connection(id) as? Connection)?.respond(response, headOnly: headOnly, minorVersion: minor, now: loop.clock.now())
                 }
             }
         }
@@ -296,7 +337,7 @@ final class Connection {
         if let cut = response.delivery.cut, !refused {
             switch cut {
             case .close, .reset:
-                if let observer = loop.observer {
+                if let observer = listener.observer {
                     report(to: observer, status: nil, headers: HTTPHeaders(), bodyCount: 0, reason: nil, note: response.note, now: now)
                 }
                 if cut == .reset { setResetOnClose() }
@@ -312,7 +353,7 @@ final class Connection {
         }
         queue(bytes)
         // Reported before the write: a finished write may go on to the next pipelined request.
-        if let observer = loop.observer {
+        if let observer = listener.observer {
             var sent = response
             if refused {
                 sent = .plainError(.internalServerError)
@@ -376,7 +417,7 @@ final class Connection {
     /// Reports a request cut off by the connection closing: one being handled, or one partly
     /// received. The event loop calls this, when it has an observer, just before closing.
     func reportCutOff() {
-        guard let observer = loop.observer, observed != nil || (state == .reading && parser.hasPartialRequest) else { return }
+        guard let observer = listener.observer, observed != nil || (state == .reading && parser.hasPartialRequest) else { return }
         report(to: observer, status: nil, headers: HTTPHeaders(), bodyCount: 0, reason: peerClosedInput ? .peerClosed : .connectionClosed,
                now: loop.clock.now())
     }
@@ -446,7 +487,8 @@ final class Connection {
     }
 
     /// Applies the timeouts: answers 408 and closes, or just closes, a connection past one.
-    func checkTimeouts(now: UInt64, limits: HTTPLimits) {
+    func checkTimeouts(now: UInt64) {
+        let limits = listener.limits
         func elapsed(_ since: UInt64) -> Double { Self.seconds(from: since, to: now) }
         switch state {
         case .reading:

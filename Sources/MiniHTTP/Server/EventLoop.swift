@@ -3,19 +3,16 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// One thread running `epoll_wait` over its share of the connections.
+/// One thread running `epoll_wait` over its share of the connections, of whatever protocol.
 ///
 /// Everything but `execute(_:)` and `beginDrain()` runs on the loop's own thread, so connection
-/// state needs no locks. Accepting is shared: every loop watches the listening socket with
-/// `EPOLLEXCLUSIVE`, so the kernel wakes one loop per incoming connection.
+/// state needs no locks. Accepting is shared: every loop watches every listening socket of the
+/// server's listener table with `EPOLLEXCLUSIVE`, so the kernel wakes one loop per incoming
+/// connection. What a connection does with its events is its own (`LoopConnection`): the loop
+/// holds them in one map, sweeps their timeouts, fires their timers, drains and closes them.
 final class EventLoop: @unchecked Sendable {
-    private static let listenerToken: UInt64 = 0
-    private static let wakeToken: UInt64 = 1
-    private static let smtpListenerToken: UInt64 = 2
+    private static let wakeToken: UInt64 = 0
 
-    let routes: RouteTable
-    /// The configuration's exchange observer; nil when none is installed.
-    let observer: (any HTTPExchangeObserver)?
     /// Where the loop reports what it cannot answer for (`HTTPServerConfiguration.log`).
     let log: @Sendable (String) -> Void
     /// The state all loops of the server share (limits, body budget, connection count).
@@ -34,12 +31,11 @@ final class EventLoop: @unchecked Sendable {
     private let jobs = Mutex<[@Sendable (EventLoop) -> Void]?>([])
     /// Whether `wakeFD` is still open; held while writing to it.
     private let wakeLock = Mutex(true)
-    private var connections: [UInt64: Connection] = [:]
-    /// SMTP clients, when the server carries SMTP too (`HTTPServerConfiguration.smtp`).
-    private var smtpConnections: [UInt64: SMTPConnection] = [:]
-    private var nextID: UInt64 = 16
-    private var listening = false
-    private var smtpListening = false
+    private var connections: [UInt64: any LoopConnection] = [:]
+    /// Tokens above the listeners' (`ServerCore.listeners`) name connections.
+    private var nextID: UInt64
+    /// Whether listener `i` is registered with this loop's epoll now.
+    private var listening: [Bool]
     private var listenerPausedUntil: UInt64?
     private(set) var isDraining = false
     private var drainDeadline: UInt64 = 0
@@ -53,9 +49,9 @@ final class EventLoop: @unchecked Sendable {
         clock = core.configuration.clock
         nextExchangeID = UInt64(max(0, index)) + 1
         exchangeIDStep = UInt64(max(1, count))
-        self.routes = core.routes
-        self.observer = core.configuration.observer
         log = core.configuration.log
+        nextID = UInt64(core.listeners.count) + 1
+        listening = Array(repeating: false, count: core.listeners.count)
         epollFD = try Syscall.call("epoll_create1") { mh_epoll_create() }
         do {
             wakeFD = try Syscall.call("eventfd") { mh_eventfd() }
@@ -138,13 +134,13 @@ final class EventLoop: @unchecked Sendable {
                 for index in 0..<count {
                     let flags = mh_event_flags(events + index)
                     let token = mh_event_data(events + index)
-                    switch token {
-                    case Self.listenerToken: acceptConnections(now: now)
-                    case Self.smtpListenerToken: acceptSMTPConnections(now: now)
-                    case Self.wakeToken:
+                    if token == Self.wakeToken {
                         drainWakeups()
                         woken = true
-                    default: handle(token, flags: flags, now: now)
+                    } else if token <= UInt64(listening.count) {
+                        accept(Int(token) - 1, now: now)
+                    } else {
+                        connections[token]?.event(flags, scratch: scratch, now: now)
                     }
                 }
             }
@@ -153,13 +149,12 @@ final class EventLoop: @unchecked Sendable {
             if woken { runJobs() }
             if let first = timers.first, first.due <= now { fireTimers(now: now) }
             if realNow >= nextSweep {
-                sweep(now: now, limits: limits)
+                sweep(now: now)
                 nextSweep = realNow + UInt64(tick) * 1_000_000
             }
-            if isDraining && ((connections.isEmpty && smtpConnections.isEmpty && pendingTasks == 0) || realNow >= drainDeadline) { break }
+            if isDraining && ((connections.isEmpty && pendingTasks == 0) || realNow >= drainDeadline) { break }
         }
         for connection in Array(connections.values) { close(connection) }
-        for connection in Array(smtpConnections.values) { close(connection) }
         // Jobs queued until the very end still run: a connection handed over by another loop
         // is closed and uncounted by `register`, since this loop is draining.
         for job in releaseDescriptors() { job(self) }
@@ -188,56 +183,42 @@ final class EventLoop: @unchecked Sendable {
         return Int32(max(5, min(250, shortest * 1000 / 4)))
     }
 
-    private func handle(_ token: UInt64, flags: UInt32, now: UInt64) {
-        guard let connection = connections[token] else {
-            smtpConnections[token]?.event(flags, scratch: scratch, now: now)
-            return
-        }
-        if flags & MH_EPOLLERR != 0 {
-            close(connection)
-            return
-        }
-        if flags & MH_EPOLLOUT != 0 {
-            connection.writable(into: scratch, now: now)
-        }
-        guard connection.state != .closed else { return }
-        if flags & MH_EPOLLIN != 0 && connection.acceptsInput {
-            connection.readable(into: scratch, now: now)
-        } else if flags & MH_EPOLLHUP != 0 {
-            // Both directions are gone: nothing can be delivered.
-            close(connection)
-        }
-    }
-
-    private func acceptConnections(now: UInt64) {
+    /// Accepts a bounded burst of clients of listener `index` and serves them on the loops in turn.
+    private func accept(_ index: Int, now: UInt64) {
+        let listener = core.listeners[index]
         for _ in 0..<128 {
             let fd: Int32
-            // The client's address is only asked of the kernel for an observer.
             var address = sockaddr_storage()
             do {
-                if observer == nil {
-                    fd = try Syscall.accept(core.listener.fd)
-                } else {
+                if listener.wantsPeer {
                     fd = try withUnsafeMutablePointer(to: &address) { pointer throws(SocketError) in
-                        try Syscall.accept(core.listener.fd, peer: pointer)
+                        try Syscall.accept(listener.socket.fd, peer: pointer)
                     }
+                } else {
+                    fd = try Syscall.accept(listener.socket.fd)
                 }
             } catch {
-                if goesOn(after: error, removing: removeHTTPListener, now: now) { continue }
+                if goesOn(after: error, removing: index, now: now) { continue }
                 return
             }
+            // One limit for every protocol: a flood of any cannot take the process's descriptors.
             guard admit(fd) else { continue }
-            let peer = observer == nil ? nil : HTTPPeerAddress(address)
-            place(now: now) { loop, now in loop.register(fd, peer: peer, now: now) }
+            guard listener.admit(fd) else {
+                Syscall.close(fd)
+                core.releaseConnection()
+                continue
+            }
+            let peer = listener.wantsPeer ? HTTPPeerAddress(address) : nil
+            place(now: now) { loop, now in loop.register(fd, from: index, peer: peer, now: now) }
         }
     }
 
     /// After a failed accept: whether to try the next one in this burst. A listener shut down
     /// by `HTTPServer.shutdown()` (EINVAL) is removed, and this loop drains next; out of
     /// descriptors, the listeners pause for a moment instead of spinning.
-    private func goesOn(after error: SocketError, removing listener: () -> Void, now: UInt64) -> Bool {
+    private func goesOn(after error: SocketError, removing listener: Int, now: UInt64) -> Bool {
         if error.code == EINVAL {
-            listener()
+            removeListener(listener)
             return false
         }
         if error.code == EMFILE || error.code == ENFILE || error.code == ENOBUFS || error.code == ENOMEM {
@@ -266,119 +247,54 @@ final class EventLoop: @unchecked Sendable {
         register(self, now)
     }
 
-    /// Adds an accepted (and counted) socket to this loop's epoll under a new id; nil (the
-    /// socket closed and uncounted) when the loop drains or epoll refuses it.
-    private func watch(_ fd: Int32) -> UInt64? {
-        guard !isDraining else {
+    /// Serves an accepted (and counted, and admitted) client of listener `index` on this loop,
+    /// under a new id. When the loop drains, epoll refuses the socket or the listener makes no
+    /// connection of it, the socket is closed, uncounted and given back to the listener.
+    private func register(_ fd: Int32, from index: Int, peer: HTTPPeerAddress?, now: UInt64) {
+        let listener = core.listeners[index]
+        func refuse() {
             Syscall.close(fd)
             core.releaseConnection()
-            return nil
+            listener.abandon()
         }
+        guard !isDraining else { return refuse() }
         let id = nextID
         nextID += 1
         do {
             try Syscall.control(epollFD, EPOLL_CTL_ADD, fd, MH_EPOLLIN, id)
         } catch {
-            Syscall.close(fd)
-            core.releaseConnection()
-            return nil
+            return refuse()
         }
-        return id
-    }
-
-    /// Serves an accepted (and counted) connection on this loop.
-    private func register(_ fd: Int32, peer: HTTPPeerAddress?, now: UInt64) {
-        guard let id = watch(fd) else { return }
-        var tls: TLSServerSession?
-        if let context = core.configuration.tls {
-            guard let session = TLSServerSession(context: context, fd: fd) else {
-                // Closing the descriptor drops its registration whatever this answers.
-                _ = try? Syscall.control(epollFD, EPOLL_CTL_DEL, fd, 0, id)
-                Syscall.close(fd)
-                core.releaseConnection()
-                return
-            }
-            tls = session
+        guard let connection = listener.connection(fd: fd, id: id, peer: peer, loop: self, now: now) else {
+            // Closing the descriptor drops its registration whatever this answers.
+            _ = try? Syscall.control(epollFD, EPOLL_CTL_DEL, fd, 0, id)
+            return refuse()
         }
-        connections[id] = Connection(id: id, fd: fd, loop: self, limits: core.configuration.limits, tls: tls, peer: peer, now: now)
+        connections[id] = connection
+        connection.start(now: now)
     }
 
     private func addListener() throws(SocketError) {
-        if !listening {
-            try Syscall.control(epollFD, EPOLL_CTL_ADD, core.listener.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.listenerToken)
-            listening = true
-        }
-        if let smtp = core.smtpListener, !smtpListening {
-            try Syscall.control(epollFD, EPOLL_CTL_ADD, smtp.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, Self.smtpListenerToken)
-            smtpListening = true
+        for (index, listener) in core.listeners.enumerated() where !listening[index] {
+            try Syscall.control(epollFD, EPOLL_CTL_ADD, listener.socket.fd, MH_EPOLLIN | MH_EPOLLEXCLUSIVE, UInt64(index) + 1)
+            listening[index] = true
         }
     }
 
-    private func removeListener() {
-        removeHTTPListener()
-        removeSMTPListener()
+    private func removeListeners() {
+        for index in listening.indices { removeListener(index) }
     }
 
-    private func removeHTTPListener() {
-        guard listening else { return }
-        removeRegistration(core.listener.fd, Self.listenerToken)
-        listening = false
-    }
-
-    private func removeSMTPListener() {
-        guard smtpListening, let smtp = core.smtpListener else { return }
-        removeRegistration(smtp.fd, Self.smtpListenerToken)
-        smtpListening = false
+    private func removeListener(_ index: Int) {
+        guard listening[index] else { return }
+        removeRegistration(core.listeners[index].socket.fd, UInt64(index) + 1)
+        listening[index] = false
     }
 
     /// Out of descriptors: stop accepting for a moment instead of spinning on the listeners.
     private func pauseListener(now: UInt64) {
-        removeListener()
+        removeListeners()
         listenerPausedUntil = now + 100_000_000
-    }
-
-    // MARK: - SMTP
-
-    /// Accepts SMTP clients (a bounded burst) and serves them on the loops in turn.
-    private func acceptSMTPConnections(now: UInt64) {
-        guard let listener = core.smtpListener, let smtp = core.configuration.smtp else { return }
-        for _ in 0..<128 {
-            let fd: Int32
-            do {
-                fd = try Syscall.accept(listener.fd)
-            } catch {
-                if goesOn(after: error, removing: removeSMTPListener, now: now) { continue }
-                return
-            }
-            // The same limit as HTTP clients: a flood of either cannot take the process's descriptors.
-            guard admit(fd) else { continue }
-            // And SMTP's own: mail clients cannot hold every connection HTTP needs.
-            guard core.reserveSMTPSession() else {
-                let busy = Array("421 4.7.0 \(smtp.hostname) Error: too many connections\r\n".utf8)
-                var wants: UInt32 = 0
-                _ = busy.withUnsafeBytes { SocketIO.write(fd, nil, $0.baseAddress!, $0.count, wants: &wants) }
-                Syscall.close(fd)
-                core.releaseConnection()
-                continue
-            }
-            place(now: now) { loop, now in loop.registerSMTP(fd, configuration: smtp, now: now) }
-        }
-    }
-
-    /// Serves an accepted (and counted) SMTP client on this loop.
-    private func registerSMTP(_ fd: Int32, configuration: SMTPServerConfiguration, now: UInt64) {
-        guard let id = watch(fd) else {
-            core.releaseSMTPSession()
-            return
-        }
-        let connection = SMTPConnection(id: id, fd: fd, loop: self, configuration: configuration, now: now)
-        smtpConnections[id] = connection
-        connection.start(now: now)
-    }
-
-    /// Changes the epoll events for an SMTP connection.
-    func modify(fd: Int32, id: UInt64, events: UInt32) {
-        change(fd, id, events)
     }
 
     /// Changes a registration; a failure (the descriptor is not registered, or not open) is the
@@ -393,19 +309,9 @@ final class EventLoop: @unchecked Sendable {
         do { try Syscall.control(epollFD, EPOLL_CTL_DEL, fd, 0, token) } catch where error.code != ENOENT && error.code != EBADF { log("\(error)") } catch {}
     }
 
-    /// Closes an SMTP connection exactly once and forgets it.
-    func close(_ connection: SMTPConnection) {
-        guard !connection.isClosed else { return }
-        connection.markClosed()
-        smtpConnections[connection.id] = nil
-        Syscall.close(connection.fd)
-        core.releaseConnection()
-        core.releaseSMTPSession()
-    }
-
     // MARK: - Timers
 
-    /// Wakes `connection` (by id) at `due` (monotonic ns) through `Connection.timerFired`.
+    /// Wakes `connection` (by id) at `due` (monotonic ns) through `LoopConnection.timerFired`.
     func schedule(_ connection: UInt64, at due: UInt64) {
         let index = timers.firstIndex { $0.due > due } ?? timers.count
         timers.insert((due, connection), at: index)
@@ -449,21 +355,18 @@ final class EventLoop: @unchecked Sendable {
         let accepted = execute { loop in
             let now = loop.clock.now()
             if let first = loop.timers.first, first.due <= now { loop.fireTimers(now: now) }
-            loop.sweep(now: now, limits: loop.core.configuration.limits)
+            loop.sweep(now: now)
             done()
         }
         if !accepted { done() }
     }
 
-    private func sweep(now: UInt64, limits: HTTPLimits) {
+    private func sweep(now: UInt64) {
         if let until = listenerPausedUntil, now >= until, !isDraining {
             listenerPausedUntil = nil
             try? addListener()
         }
-        for connection in Array(connections.values) where connection.state != .closed {
-            connection.checkTimeouts(now: now, limits: limits)
-        }
-        for connection in Array(smtpConnections.values) where !connection.isClosed {
+        for connection in Array(connections.values) where !connection.isClosed {
             connection.checkTimeouts(now: now)
         }
     }
@@ -474,37 +377,31 @@ final class EventLoop: @unchecked Sendable {
         // Clamped: a negative, NaN or enormous grace must not trap in the conversion.
         let grace = min(max(core.configuration.shutdownGrace, 0), 1e9)
         drainDeadline = Syscall.monotonicNanoseconds() + UInt64(grace.isNaN ? 0 : grace * 1e9)
-        removeListener()
+        removeListeners()
         listenerPausedUntil = nil
-        for connection in Array(connections.values) where connection.state == .reading && !connection.parser.hasPartialRequest {
-            close(connection)
-        }
         let now = clock.now()
-        for connection in Array(smtpConnections.values) { connection.drain(now: now) }
+        for connection in Array(connections.values) where !connection.isClosed { connection.drain(now: now) }
     }
 
     // MARK: - Connection support
 
     /// The live connection with this id, if it has not closed meanwhile.
-    func connection(_ id: UInt64) -> Connection? { connections[id] }
+    func connection(_ id: UInt64) -> (any LoopConnection)? { connections[id] }
 
     /// Counts deferred handlers still running, so draining waits for them.
     func inFlight(_ delta: Int) { pendingTasks += delta }
 
     /// Changes the epoll events for a connection.
-    func modify(_ connection: Connection, events: UInt32) {
+    func modify(_ connection: some LoopConnection, events: UInt32) {
         change(connection.fd, connection.id, events)
         core.countInterestChange()
     }
 
-    /// Closes a connection exactly once, forgets it and returns its body reservation.
-    func close(_ connection: Connection) {
-        guard connection.state != .closed else { return }
-        if observer != nil { connection.reportCutOff() }
-        connection.state = .closed
-        connection.releaseBodyBudget()
+    /// Closes a connection exactly once, forgets it and uncounts it.
+    func close(_ connection: some LoopConnection) {
+        guard !connection.isClosed else { return }
+        connection.willClose()
         connections[connection.id] = nil
-        connection.tls?.shutdown()
         Syscall.close(connection.fd)
         core.releaseConnection()
     }

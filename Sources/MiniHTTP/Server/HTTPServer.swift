@@ -3,7 +3,8 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// A running HTTP/1.1 server: a listening socket and event-loop threads.
+/// A running HTTP/1.1 server, and optionally SMTP on a second port: listening sockets and
+/// event-loop threads that serve both.
 ///
 /// `start` binds and returns once connections are being accepted; `shutdown` stops accepting,
 /// lets in-flight requests finish, and `stopped()` returns when all loops have ended. `await
@@ -22,52 +23,70 @@ public final class HTTPServer: Sendable {
     /// clients cannot take the descriptors the process needs for itself (see `connectionLimit`).
     public let maxConnections: Int
     private let core: ServerCore
+    private let http: HTTPListener
+    private let smtp: SMTPListener?
     private let loops: [EventLoop]
     private let stopped = DispatchGroup()
     private let shuttingDown = Atomic<Bool>(false)
     private let runningLoops: Atomic<Int>
 
-    private init(core: ServerCore, loops: [EventLoop]) {
+    private init(core: ServerCore, http: HTTPListener, smtp: SMTPListener?, loops: [EventLoop]) {
         self.core = core
         self.configuration = core.configuration
-        self.host = core.listener.host
-        self.port = core.listener.port
-        self.smtpPort = core.smtpListener?.port
+        self.http = http
+        self.smtp = smtp
+        self.host = http.socket.host
+        self.port = http.socket.port
+        self.smtpPort = smtp?.socket.port
         self.maxConnections = core.maxConnections
         self.loops = loops
         self.runningLoops = Atomic(loops.count)
     }
 
-    /// Binds, starts the event loops and returns the running server.
-    public static func start(configuration: HTTPServerConfiguration, routes: RouteTable) throws(SocketError) -> HTTPServer {
+    /// Binds, starts the event loops and returns the running server: HTTP from `routes` on the
+    /// configuration's port and, with `smtp`, SMTP on that configuration's port, both on the same
+    /// loops and under the same connection limit.
+    public static func start(configuration: HTTPServerConfiguration, routes: RouteTable,
+                             smtp smtpConfiguration: SMTPServerConfiguration? = nil) throws(SocketError) -> HTTPServer {
         // OpenSSL writes to the socket with write(2): a peer gone mid-write must be an error, not
         // a SIGPIPE that ends the process (plain connections send with MSG_NOSIGNAL).
-        if configuration.tls != nil { signal(SIGPIPE, SIG_IGN) }
+        if configuration.tls != nil || smtpConfiguration?.tls != nil { signal(SIGPIPE, SIG_IGN) }
         let descriptorLimit = raiseDescriptorLimit()
         // Before any client can fill the descriptor table.
         _ = runtimeWarmUp
         let loopCount = max(1, configuration.eventLoopCount)
         let limit = connectionLimit(configured: configuration.maxConnections, descriptorLimit: descriptorLimit, eventLoops: loopCount)
-        let listener = try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
-        var smtpListener: ListeningSocket?
-        if let smtp = configuration.smtp {
+        let http = HTTPListener(socket: try ListeningSocket(host: configuration.host, port: configuration.port, backlog: configuration.backlog),
+                                configuration: configuration, routes: routes)
+        var smtp: SMTPListener?
+        if let smtpConfiguration {
             do {
-                smtpListener = try ListeningSocket(host: smtp.host, port: smtp.port, backlog: configuration.backlog)
+                smtp = SMTPListener(socket: try ListeningSocket(host: smtpConfiguration.host, port: smtpConfiguration.port,
+                                                                backlog: configuration.backlog),
+                                    configuration: smtpConfiguration)
             } catch {
-                listener.close()
+                http.socket.close()
                 throw error
             }
         }
-        let core = ServerCore(configuration: configuration, routes: routes, listener: listener, smtpListener: smtpListener, maxConnections: limit)
+        return try start(configuration: configuration, http: http, others: smtp.map { [$0] } ?? [], connectionLimit: limit)
+    }
+
+    /// Starts the loops over a listener table of `http` and `others` (SMTP's, or a test's own
+    /// protocol), holding at most `connectionLimit` connections of all of them together.
+    static func start(configuration: HTTPServerConfiguration, http: HTTPListener, others: [any ServerListener],
+                      connectionLimit limit: Int) throws(SocketError) -> HTTPServer {
+        let listeners: [any ServerListener] = [http] + others
+        let loopCount = max(1, configuration.eventLoopCount)
+        let core = ServerCore(configuration: configuration, listeners: listeners, maxConnections: limit)
         var loops: [EventLoop] = []
         do {
             for index in 0..<loopCount { loops.append(try EventLoop(core: core, index: index, of: loopCount)) }
         } catch {
-            listener.close()
-            smtpListener?.close()
+            for listener in listeners { listener.socket.close() }
             throw error
         }
-        let server = HTTPServer(core: core, loops: loops)
+        let server = HTTPServer(core: core, http: http, smtp: others.lazy.compactMap { $0 as? SMTPListener }.first, loops: loops)
         core.adopt(loops)
         for (index, loop) in loops.enumerated() {
             server.stopped.enter()
@@ -99,7 +118,7 @@ public final class HTTPServer: Sendable {
     public var reservedBodyBytes: Int { core.reservedBodyBytes }
 
     /// Message bytes SMTP sessions hold now, against `SMTPServerConfiguration.maxBufferedMessageBytes`.
-    public var reservedMessageBytes: Int { core.reservedMessageBytes }
+    public var reservedMessageBytes: Int { smtp?.reservedMessageBytes ?? 0 }
 
     /// Runs every loop's sweep now, with the time `configuration.clock` reads, and returns once
     /// each has: the due timers fire and the connections past a timeout are answered or closed.
@@ -127,15 +146,13 @@ public final class HTTPServer: Sendable {
         for loop in loops { loop.beginDrain() }
         // Refuse new connections now rather than leaving them queued, unserved, until the last
         // in-flight request ends. The descriptor itself stays open until the loops are done.
-        core.listener.stopListening()
-        core.smtpListener?.stopListening()
+        for listener in core.listeners { listener.socket.stopListening() }
     }
 
     /// The last loop to end closes the listener, before `waitUntilStopped` can return.
     private func loopEnded() {
         if runningLoops.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-            core.listener.close()
-            core.smtpListener?.close()
+            for listener in core.listeners { listener.socket.close() }
             core.forgetLoops()
         }
     }

@@ -31,8 +31,6 @@ public struct HTTPServerConfiguration: Sendable {
     /// error, a response it refused to frame, a failed accept or epoll call. Standard error
     /// (`HTTPServerLog.write`) by default; the mock passes its own log writer.
     public var log: @Sendable (String) -> Void = HTTPServerLog.write
-    /// SMTP on a second port, on the same event loops; nil (the default) serves HTTP only.
-    public var smtp: SMTPServerConfiguration?
     /// What every timeout, timer and exchange time reads: the monotonic clock, or a test's own
     /// (`ServerClock`), moved by the test and applied by `HTTPServer.sweep()`.
     package var clock: ServerClock = .monotonic

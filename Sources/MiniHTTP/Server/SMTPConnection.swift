@@ -12,13 +12,15 @@ import Glibc
 /// a quarter of it per session: when either runs out, the client is told 452 and let go, so many
 /// half-sent messages cannot exhaust memory. Once half the budget is held, a message's text must
 /// come at `minDataRate` over each `dataRateWindow`, or the client is told 421 and let go.
-final class SMTPConnection {
+final class SMTPConnection: LoopConnection {
     /// Reply bytes that may wait for a client before its input is no longer read.
     static let maxPendingOutput = 64 * 1024
 
     let id: UInt64
     let fd: Int32
     unowned let loop: EventLoop
+    /// The port it came from: its configuration, session count and message budget.
+    private let listener: SMTPListener
     private let configuration: SMTPServerConfiguration
     private var session: SMTPSession
     private(set) var isClosed = false
@@ -49,10 +51,12 @@ final class SMTPConnection {
     private var rateWindowStarted: UInt64 = 0
     private var rateWindowBytes = 0
 
-    init(id: UInt64, fd: Int32, loop: EventLoop, configuration: SMTPServerConfiguration, now: UInt64) {
+    init(id: UInt64, fd: Int32, loop: EventLoop, listener: SMTPListener, now: UInt64) {
+        let configuration = listener.configuration
         self.id = id
         self.fd = fd
         self.loop = loop
+        self.listener = listener
         self.configuration = configuration
         self.session = SMTPSession(hostname: configuration.hostname, limits: configuration.limits,
                                    tlsAvailable: configuration.tls != nil, handler: configuration.handler)
@@ -243,7 +247,7 @@ final class SMTPConnection {
         if tlsWants != 0 { wanted = tlsWants }
         if wanted != interest {
             interest = wanted
-            loop.modify(fd: fd, id: id, events: wanted)
+            loop.modify(self, events: wanted)
         }
     }
 
@@ -260,7 +264,7 @@ final class SMTPConnection {
             // Under pressure a message must keep the minimum rate over each window (eight
             // sessions each sending a byte per 200 s held the budget for the whole data timeout).
             let needed = Double(configuration.minDataRate) * configuration.dataRateWindow
-            if reservedBytes > 0 && loop.core.messageBudgetUnderPressure && Double(rateWindowBytes) < needed {
+            if reservedBytes > 0 && listener.messageBudgetUnderPressure && Double(rateWindowBytes) < needed {
                 closeAfterWrite = true
                 startTLSAfterWrite = false
                 queue(SMTPReply(421, "4.4.2", "\(configuration.hostname) Error: message data too slow while the server is busy").bytes, now: now)
@@ -296,13 +300,17 @@ final class SMTPConnection {
         flush(now: now)
     }
 
-    /// Marks the connection closed (the loop closes the descriptor); sends close_notify over TLS
-    /// and returns its reservation to SMTP's budget.
-    func markClosed() {
+    /// SMTP sets no timers of its own: its timeouts are the sweep's.
+    func timerFired(now: UInt64) {}
+
+    /// Marks the connection closed (the loop closes the descriptor); sends close_notify over TLS,
+    /// returns its reservation to SMTP's budget and uncounts its session.
+    func willClose() {
         isClosed = true
         tls?.shutdown()
-        loop.core.releaseMessageBytes(reservedBytes)
+        listener.releaseMessageBytes(reservedBytes)
         reservedBytes = 0
+        listener.abandon()
     }
 
     /// Brings the reservation to what the session holds now; false when the session's cap or
@@ -310,9 +318,9 @@ final class SMTPConnection {
     private func reserveBuffered() -> Bool {
         let held = session.bufferedBytes
         if held > reservedBytes {
-            guard held <= configuration.maxSessionBufferedBytes, loop.core.reserveMessageBytes(held - reservedBytes) else { return false }
+            guard held <= configuration.maxSessionBufferedBytes, listener.reserveMessageBytes(held - reservedBytes) else { return false }
         } else if held < reservedBytes {
-            loop.core.releaseMessageBytes(reservedBytes - held)
+            listener.releaseMessageBytes(reservedBytes - held)
         }
         reservedBytes = held
         return true

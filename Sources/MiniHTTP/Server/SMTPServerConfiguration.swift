@@ -1,6 +1,7 @@
-/// A second protocol on the server's event loops: SMTP (RFC 5321) on a port of its own, served
-/// by `SMTPSession`s whose verdicts come from `handler`. The loops, the connection limit and the
-/// socket layer are the HTTP side's.
+/// A second protocol on the server's event loops (`HTTPServer.start(configuration:routes:smtp:)`):
+/// SMTP (RFC 5321) on a port of its own, served by `SMTPSession`s whose verdicts come from
+/// `handler`. The loops, the connection limit and the socket layer are the server's, shared
+/// with HTTP; what is SMTP's (its sessions, its message budget, its timeouts) is here.
 public struct SMTPServerConfiguration: Sendable {
     /// Address to bind: an IPv4 or IPv6 literal, or `localhost`.
     public var host: String = "127.0.0.1"

@@ -1,35 +1,26 @@
 import Synchronization
 
-/// What every event loop of one server shares: its configuration, routes, listener, the
+/// What every event loop of one server shares: its configuration, its listener table, the
 /// connection count and the request-body budget.
 final class ServerCore: Sendable {
     let configuration: HTTPServerConfiguration
-    let routes: RouteTable
-    let listener: ListeningSocket
-    /// The SMTP port's socket, when the server carries SMTP (`configuration.smtp`).
-    let smtpListener: ListeningSocket?
+    /// Every port the server listens on, each making its own connections; a loop's epoll token
+    /// for entry `i` is `i + 1` (0 is its wakeup).
+    let listeners: [any ServerListener]
     /// Connections held at once: `configuration.maxConnections` capped by the descriptor limit.
     let maxConnections: Int
     private let open = Atomic<Int>(0)
     /// Request-body bytes reserved by all connections, against `configuration.maxBufferedBodyBytes`.
     private let bufferedBody = Atomic<Int>(0)
-    /// SMTP sessions held, against `configuration.smtp.maxSessions`.
-    private let smtpSessions = Atomic<Int>(0)
-    /// Message bytes reserved by SMTP sessions, against `configuration.smtp.maxBufferedMessageBytes`
-    /// (SMTP's own budget: mail never holds what HTTP's requests need).
-    private let bufferedMessages = Atomic<Int>(0)
     /// The running loops, for spreading accepted connections; emptied when the server ends so
     /// that loops and core do not keep each other alive.
     private let loops = Mutex<[EventLoop]>([])
     private let placements = Atomic<Int>(0)
     private let interestChanges = Atomic<Int>(0)
 
-    init(configuration: HTTPServerConfiguration, routes: RouteTable, listener: ListeningSocket, smtpListener: ListeningSocket? = nil,
-         maxConnections: Int) {
+    init(configuration: HTTPServerConfiguration, listeners: [any ServerListener], maxConnections: Int) {
         self.configuration = configuration
-        self.routes = routes
-        self.listener = listener
-        self.smtpListener = smtpListener
+        self.listeners = listeners
         self.maxConnections = maxConnections
     }
 
@@ -70,49 +61,6 @@ final class ServerCore: Sendable {
         guard count > 0 else { return }
         bufferedBody.subtract(count, ordering: .relaxed)
     }
-
-    /// Counts a new SMTP session; false when SMTP holds `maxSessions` already.
-    func reserveSMTPSession() -> Bool {
-        let now = smtpSessions.add(1, ordering: .relaxed).newValue
-        if now > (configuration.smtp?.maxSessions ?? 0) {
-            smtpSessions.subtract(1, ordering: .relaxed)
-            return false
-        }
-        return true
-    }
-
-    /// Uncounts an SMTP session.
-    func releaseSMTPSession() {
-        smtpSessions.subtract(1, ordering: .relaxed)
-    }
-
-    /// Reserves `count` more message bytes of SMTP's budget; false (and nothing reserved) when
-    /// that would pass it.
-    func reserveMessageBytes(_ count: Int) -> Bool {
-        guard count > 0 else { return true }
-        let budget = configuration.smtp?.maxBufferedMessageBytes ?? 0
-        guard count <= budget else { return false }
-        let now = bufferedMessages.add(count, ordering: .relaxed).newValue
-        if now > budget {
-            bufferedMessages.subtract(count, ordering: .relaxed)
-            return false
-        }
-        return true
-    }
-
-    /// Returns `count` message bytes to SMTP's budget.
-    func releaseMessageBytes(_ count: Int) {
-        guard count > 0 else { return }
-        bufferedMessages.subtract(count, ordering: .relaxed)
-    }
-
-    /// Whether half of SMTP's budget is held: sessions must then keep `minDataRate`.
-    var messageBudgetUnderPressure: Bool {
-        bufferedMessages.load(ordering: .relaxed) * 2 >= (configuration.smtp?.maxBufferedMessageBytes ?? 0)
-    }
-
-    /// Message bytes reserved now.
-    var reservedMessageBytes: Int { bufferedMessages.load(ordering: .relaxed) }
 
     /// Records the loops once they exist.
     func adopt(_ running: [EventLoop]) {
