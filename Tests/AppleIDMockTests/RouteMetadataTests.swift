@@ -34,7 +34,7 @@ final class RouteMetadataTests: XCTestCase {
         headers.add("Host", "127.0.0.1")
         var body = "{" + reads.map { name in
             switch name {
-            case "hide_email": "\"\(name)\":false"
+            case "hide_email", "managed", "omit_is_private_email": "\"\(name)\":false"
             case "real_user_status": "\"\(name)\":2"
             case "email": "\"\(name)\":\"erin@example.com\""
             case "relay_domain": "\"\(name)\":\"privaterelay.appleid.com\""

@@ -8,6 +8,7 @@ The schemathesis run (about 3,800 cases) takes 60 to 100 s on a 2-core machine w
 below; APPLEID_CONTRACT_MAX_EXAMPLES and APPLEID_CONTRACT_SEED change them for a longer hunt (400
 examples per operation: about 10,000 cases in 6 to 7 minutes).
 """
+import json
 import os
 import pathlib
 import subprocess
@@ -132,3 +133,96 @@ def test_schemathesis_finds_no_server_error_nor_nonconforming_answer_and_the_moc
     finally:
         if mock.process.poll() is None:
             mock.stop()  # SIGTERM: exit status 0
+
+
+# Operations whose own examples cannot succeed on a fresh mock, and what they answer instead
+# (a declared refusal, whose body must fit its schema too): their samples need state made first.
+SAMPLE_NEEDS = {
+    "showFault": ("POST", "/__mock/faults", {"path": "/auth/token", "action": "respond", "status": 503}),
+    "removeFault": ("POST", "/__mock/faults", {"path": "/auth/token", "action": "respond", "status": 503}),
+    "activateKey": ("POST", "/__mock/keys", {"kid": "DEMOKEY001"}),
+    "retireKey": ("POST", "/__mock/keys", {"kid": "DEMOKEY001"}),
+    "credentialState": ("POST", "/__mock/sign-in", {"user": "alice", "client_id": "com.example.app"}),
+    # Revoking needs a consent to revoke: alice signs in to the web client's app group first.
+    "accountEvent": ("POST", "/__mock/authorize", {"client_id": "com.example.web", "redirect_uri": "https://app.example.com/callback",
+                                                   "response_type": "code", "response_mode": "query", "user": "alice"}),
+}
+# Without --smtp-port no message exists to show.
+SAMPLE_REFUSED = {"showMail": 404, "rawMail": 404}
+
+
+def sample_request(path, operation):
+    """The operation's own sample: its parameters' examples, its body's first example."""
+    query, target = {}, path
+    for parameter in operation.get("parameters", []):
+        if "example" not in parameter:
+            continue
+        value = parameter["example"]
+        value = str(value).lower() if isinstance(value, bool) else str(value)
+        if parameter["in"] == "path":
+            target = target.replace("{" + parameter["name"] + "}", value)
+        elif parameter.get("required"):
+            query[parameter["name"]] = value
+    body = None
+    content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if content is not None:
+        examples = list(content.get("examples", {}).values())
+        body = examples[0]["value"] if examples else {}
+    return target, query, body
+
+
+def test_every_control_operation_answers_its_own_sample_as_its_schema_says():
+    """Each control operation, on a mock just reset, is sent its own sample (what its declaration
+    gives as examples) through the real route: the answer's status is one the contract declares,
+    2xx unless SAMPLE_REFUSED says why not, and its body fits that status's schema."""
+    document = json.loads(DOCUMENT.read_text())
+    registry = Registry().with_resource("urn:contract", Resource.from_contents(document, default_specification=DRAFT202012))
+    mock = MockProcess()
+    try:
+        seen, problems = {}, []
+        for path, item in document["paths"].items():
+            if not path.startswith("/__mock"):
+                continue
+            for method, operation in item.items():
+                name = operation["operationId"]
+                requests.post(f"{mock.url}/__mock/reset", json={}, timeout=30).raise_for_status()
+                requests.delete(f"{mock.url}/__mock/faults", timeout=30).raise_for_status()
+                if name in SAMPLE_NEEDS:
+                    need_method, need_path, need_body = SAMPLE_NEEDS[name]
+                    requests.request(need_method, mock.url + need_path, json=need_body, timeout=30).raise_for_status()
+                target, query, body = sample_request(path, operation)
+                if name in ("showFault", "removeFault"):
+                    target = target.replace("/f1", "/" + requests.get(f"{mock.url}/__mock/faults", timeout=30).json()["faults"][0]["id"])
+                answer = requests.request(method.upper(), mock.url + target, params=query, json=body, timeout=60, allow_redirects=False)
+                seen[name] = answer.status_code
+                declared = operation["responses"].get(str(answer.status_code))
+                if declared is None:
+                    problems.append(f"{name}: {answer.status_code} is no answer the contract declares: {answer.text[:300]}")
+                    continue
+                if "$ref" in declared:
+                    pointer = "/components/responses/" + declared["$ref"].split("/")[-1]
+                    declared = resolved(declared, document)
+                else:
+                    pointer = f"/paths/{path.replace('~', '~0').replace('/', '~1')}/{method}/responses/{answer.status_code}"
+                if "application/json" not in declared.get("content", {}):
+                    continue
+                schema = {"$ref": "urn:contract#" + pointer + "/content/application~1json/schema"}
+                errors = [error.message for error in Draft202012Validator(schema, registry=registry).iter_errors(answer.json())]
+                if errors:
+                    problems.append(f"{name}: its {answer.status_code} answer does not fit its schema: {errors[:3]}")
+        assert problems == []
+        refused = {name: status for name, status in seen.items() if not 200 <= status < 400}
+        assert refused == SAMPLE_REFUSED
+        assert len(seen) >= 38
+    finally:
+        mock.stop()
+
+
+def resolved(node, document):
+    """`node`, or what its local `$ref` points to."""
+    while "$ref" in node:
+        target = document
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = target
+    return node

@@ -21,7 +21,7 @@ struct ClockEndpoint: Sendable {
 
     /// Moves the clock.
     func move(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["advance", "set", "freeze"])
+        let body = try ControlRequest(request, for: ControlOperations.moveClock)
         let freeze = try body.optionalBool("freeze")
         var changes: [AppleIDDomain.ClockChange] = []
         if freeze == true { changes.append(.freeze(true)) }

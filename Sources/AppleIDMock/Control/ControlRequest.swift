@@ -15,8 +15,13 @@ struct ControlRequest {
 
     let object: JSONObject
 
+    /// Parses the body as a JSON object with only the fields `operation` declares (an empty body is `{}`).
+    init(_ request: HTTPRequest, for operation: ControlOperation) throws(Failure) {
+        try self.init(request, known: operation.bodyFields)
+    }
+
     /// Parses the body as a JSON object with only `known` fields (an empty body is `{}`).
-    init(_ request: HTTPRequest, known: [String]) throws(Failure) {
+    private init(_ request: HTTPRequest, known: [String]) throws(Failure) {
         if request.body.isEmpty {
             object = JSONObject()
             return
@@ -86,5 +91,18 @@ struct ControlRequest {
             strings.append(string)
         }
         return strings
+    }
+}
+
+extension ControlRequest {
+    /// `request`'s query parameters, each one that `operation` declares: an undeclared one is
+    /// refused, naming it and the declared ones.
+    static func query(_ request: HTTPRequest, for operation: ControlOperation) throws(Failure) -> HTTPForm {
+        guard let query = try? request.queryParameters() else { throw Failure(message: "malformed query string", field: nil) }
+        let declared = operation.parameters.filter { $0.location == .query }.map(\.name)
+        for (name, _) in query where !declared.contains(name) {
+            throw Failure(message: "unknown parameter (expected \(declared.joined(separator: ", ")))", field: name)
+        }
+        return query
     }
 }

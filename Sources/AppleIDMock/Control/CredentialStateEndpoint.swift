@@ -10,11 +10,8 @@ struct CredentialStateEndpoint: Sendable {
     let domain: AppleIDDomain
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.credentialState)
         if let name = query.duplicatedNames.first { throw ControlRequest.Failure(message: "given more than once", field: name) }
-        for (name, _) in query where name != "user" && name != "client_id" {
-            throw ControlRequest.Failure(message: "unknown parameter (expected user, client_id)", field: name)
-        }
         guard let user = query["user"], !user.isEmpty, user.utf8.count <= 256 else {
             throw ControlRequest.Failure(message: "missing required parameter (a user id or sub)", field: "user")
         }

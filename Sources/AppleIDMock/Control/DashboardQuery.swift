@@ -20,7 +20,7 @@ struct DashboardQuery: Equatable {
 
     /// The filters `request`'s query names.
     init(_ request: HTTPRequest) throws(ControlRequest.Failure) {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.dashboardData)
         if let name = query.duplicatedNames.first { throw ControlRequest.Failure(message: "given more than once", field: name) }
         for (name, value) in query {
             switch name {
@@ -34,8 +34,7 @@ struct DashboardQuery: Equatable {
                 guard !value.isEmpty else { continue }
                 if let problem = RequestFilter.problem("client_id", value) { throw ControlRequest.Failure(message: "expected \(problem)", field: name) }
                 client = value
-            default:
-                throw ControlRequest.Failure(message: "unknown parameter (expected route, client)", field: name)
+            default: break
             }
         }
     }

@@ -22,7 +22,7 @@ struct EventsEndpoint: Sendable {
     static let pageLimit = 1000
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["type", "user", "client_id"])
+        let body = try ControlRequest(request, for: ControlOperations.accountEvent)
         let name = try body.string("type")
         if name == Self.passwordChanged { return try passwordChanged(body) }
         guard let type = AccountEventType(name: name) else {
@@ -59,7 +59,7 @@ struct EventsEndpoint: Sendable {
     }
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.eventFeed)
         var after: UInt64 = 0
         var wait: Double = 0
         var limit = Self.pageLimit
@@ -83,8 +83,7 @@ struct EventsEndpoint: Sendable {
                                                  + DomainEvent.names.joined(separator: ", "), field: "type")
                 }
                 types = Set(names)
-            default:
-                throw ControlRequest.Failure(message: "unknown parameter (expected after, wait, type, limit)", field: name)
+            default: break
             }
         }
         let page = wait > 0

@@ -36,7 +36,7 @@ struct FaultsEndpoint: Sendable {
     }
 
     func list(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try ControlRequest(request, known: [])
+        _ = try ControlRequest(request, for: ControlOperations.listFaults)
         return ControlResponse.json(.object(["faults": .array(domain.faults.map { .object($0.json) })]))
     }
 
@@ -52,11 +52,10 @@ struct FaultsEndpoint: Sendable {
 
     /// Every fault, or with `?incident=NAME` every fault that incident installed.
     func removeAll(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try ControlRequest(request, known: [])
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        _ = try ControlRequest(request, for: ControlOperations.removeFaults)
+        let query = try ControlRequest.query(request, for: ControlOperations.removeFaults)
         var incident: FaultIncident?
-        for (name, value) in query {
-            guard name == "incident" else { throw ControlRequest.Failure(message: "unknown parameter (expected incident)", field: name) }
+        for (_, value) in query {
             guard let known = FaultIncident(rawValue: value) else {
                 throw ControlRequest.Failure(message: "expected one of \(FaultIncident.allCases.map(\.rawValue).joined(separator: ", "))", field: "incident")
             }

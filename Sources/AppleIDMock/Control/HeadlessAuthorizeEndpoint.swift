@@ -14,7 +14,7 @@ struct HeadlessAuthorizeEndpoint: Sendable {
     static let choiceFields = ["user", "hide_email", "given_name", "family_name", "cancel", "defect"]
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: Self.parameterFields + Self.choiceFields)
+        let body = try ControlRequest(request, for: ControlOperations.headlessAuthorize)
         var parameters: [String: String] = [:]
         for name in Self.parameterFields {
             if let value = try body.optionalString(name) { parameters[name] = value }

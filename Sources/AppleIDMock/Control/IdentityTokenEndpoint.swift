@@ -11,7 +11,7 @@ struct IdentityTokenEndpoint: Sendable {
     let domain: AppleIDDomain
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["user", "client_id", "nonce", "hide_email"])
+        let body = try ControlRequest(request, for: ControlOperations.mintIdentityToken)
         let userID = try body.string("user")
         guard let clientID = try body.optionalString("client_id") ?? domain.clients.first(of: domain.scenario)?.client.clientID else {
             throw ControlRequest.Failure(message: "missing required field (the scenario has no client to default to)", field: "client_id")

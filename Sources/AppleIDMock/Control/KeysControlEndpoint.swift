@@ -32,7 +32,7 @@ struct KeysControlEndpoint: Sendable {
 
     /// Publishes a supplied or fresh key (the domain generates it off the pool).
     func publish(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["kid", "pem"])
+        let body = try ControlRequest(request, for: ControlOperations.publishKey)
         let (kid, pem) = (try body.optionalString("kid", maxBytes: 64), try body.optionalString("pem", maxBytes: 64 * 1024))
         if let kid, !ScenarioRules.isKeyID(kid) { throw ControlRequest.Failure(message: ScenarioRules.keyIDExpectation, field: "kid") }
         var privateKey: RSAPrivateKey?
@@ -52,7 +52,7 @@ struct KeysControlEndpoint: Sendable {
 
     /// Publishes a fresh key (the domain generates it off the pool) and makes it sign.
     func rotate(_ request: HTTPRequest) async throws -> HTTPResponse {
-        _ = try ControlRequest(request, known: [])
+        _ = try ControlRequest(request, for: ControlOperations.rotateKeys)
         let (keyID, previous, retired) = try await domain.rotateKeys()
         return ControlResponse.json(.object(["kid": .string(keyID), "previous": previous.map(JSONValue.string) ?? .null,
                                              "retired": .array(retired.map(JSONValue.string)), "state": "active"]))
@@ -61,7 +61,7 @@ struct KeysControlEndpoint: Sendable {
     /// `POST /__mock/keys/{kid}/activate`: makes the key sign.
     func activate(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let keyID = Self.keyID(request) else { return ControlResponse.notFound(request) }
-        _ = try ControlRequest(request, known: [])
+        _ = try ControlRequest(request, for: ControlOperations.activateKey)
         try domain.activateKey(keyID)
         return ControlResponse.json(.object(["kid": .string(keyID), "state": "active"]))
     }

@@ -18,7 +18,7 @@ struct MailEndpoint: Sendable {
     static let maxAnswerBytes = 4 * 1024 * 1024
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.mailList)
         var after: UInt64 = 0
         var limit = 100
         var wait: Double = 0
@@ -34,8 +34,7 @@ struct MailEndpoint: Sendable {
                 limit = number
             case "wait":
                 wait = try ControlRequest.waitSeconds(value)
-            default:
-                throw ControlRequest.Failure(message: "unknown parameter (expected after, limit, wait)", field: name)
+            default: break
             }
         }
         guard let mailbox else { return ControlResponse.json(.object(["messages": .array([])])) }
@@ -57,7 +56,7 @@ struct MailEndpoint: Sendable {
     }
 
     func clear(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try ControlRequest(request, known: [])
+        _ = try ControlRequest(request, for: ControlOperations.clearMail)
         mailbox?.clear()
         return ControlResponse.json(.object(["messages": .array([])]))
     }

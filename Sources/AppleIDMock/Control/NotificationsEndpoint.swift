@@ -10,7 +10,7 @@ struct NotificationsEndpoint: Sendable {
     let notifications: NotificationDeliverer?
 
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.notificationLog)
         var after: UInt64 = 0
         var wait: Double = 0
         for (name, value) in query {
@@ -20,8 +20,7 @@ struct NotificationsEndpoint: Sendable {
                 after = number
             case "wait":
                 wait = try ControlRequest.waitSeconds(value)
-            default:
-                throw ControlRequest.Failure(message: "unknown parameter (expected after, wait)", field: name)
+            default: break
             }
         }
         guard let notifications else { return ControlResponse.json(.object(["notifications": .array([])])) }
@@ -30,10 +29,9 @@ struct NotificationsEndpoint: Sendable {
     }
 
     func clear(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.clearNotifications)
         var cancelPending = false
-        for (name, value) in query {
-            guard name == "pending" else { throw ControlRequest.Failure(message: "unknown parameter (expected pending)", field: name) }
+        for (_, value) in query {
             guard value == "cancel" else { throw ControlRequest.Failure(message: "expected cancel", field: "pending") }
             cancelPending = true
         }

@@ -15,9 +15,6 @@ import MiniHTTP
 struct RequestsEndpoint: Sendable {
     let journal: RequestJournal?
 
-    /// The filters every route takes; `list` also takes `limit` and `wait`.
-    static let filterFields = ["method", "path", "client_id", "grant_type", "status", "control", "after"]
-
     func list(_ request: HTTPRequest) async throws -> HTTPResponse {
         let journal = try journalOn()
         let (filter, limit, wait) = try Self.parse(request, paging: true)
@@ -51,7 +48,7 @@ struct RequestsEndpoint: Sendable {
 
     /// The filter, page size and wait of `request`'s query; every bad parameter names itself.
     static func parse(_ request: HTTPRequest, paging: Bool) throws(ControlRequest.Failure) -> (RequestFilter, Int, Double) {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: paging ? ControlOperations.requestJournal : ControlOperations.countRequests)
         var filter = RequestFilter()
         var limit = RequestJournal.pageLimit
         var wait: Double = 0
@@ -74,9 +71,7 @@ struct RequestsEndpoint: Sendable {
                 limit = number
             case "wait" where paging:
                 wait = try ControlRequest.waitSeconds(value)
-            default:
-                let known = filterFields + (paging ? ["limit", "wait"] : [])
-                throw ControlRequest.Failure(message: "unknown parameter (expected \(known.joined(separator: ", ")))", field: name)
+            default: break
             }
         }
         return (filter, limit, wait)

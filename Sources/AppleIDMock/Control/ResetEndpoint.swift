@@ -9,7 +9,7 @@ struct ResetEndpoint: Sendable {
     let domain: AppleIDDomain
 
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try ControlRequest(request, known: [])
+        _ = try ControlRequest(request, for: ControlOperations.reset)
         // The deliverer reads the reset's event before this returns and abandons what was queued.
         // Faults go back to the scenario's with everything else: they are part of the state.
         let (signingKeyID, now) = domain.reset()

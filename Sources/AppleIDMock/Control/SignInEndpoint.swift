@@ -7,11 +7,8 @@ import MiniHTTP
 struct SignInEndpoint: Sendable {
     let domain: AppleIDDomain
 
-    /// The body's fields.
-    static let fields = ["user", "client_id", "scopes", "nonce", "hide_email", "defect"]
-
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: Self.fields)
+        let body = try ControlRequest(request, for: ControlOperations.nativeSignIn)
         let credential: AppleIDDomain.NativeCredential = try domain.nativeSignIn(userID: try body.string("user"), clientID: try body.string("client_id"),
                                              scopes: try body.optionalStrings("scopes") ?? ["name", "email"],
                                              nonce: try body.optionalString("nonce"), hideEmail: try body.optionalBool("hide_email"),

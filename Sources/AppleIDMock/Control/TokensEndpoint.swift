@@ -12,11 +12,8 @@ import MiniHTTP
 struct TokensEndpoint: Sendable {
     let domain: AppleIDDomain
 
-    /// The body's fields.
-    static let fields = ["kind", "user", "client_id", "nonce", "claims", "defect", "type"]
-
     func handle(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: Self.fields)
+        let body = try ControlRequest(request, for: ControlOperations.forgeToken)
         let kindName = try body.optionalString("kind", maxBytes: 64) ?? AppleIDDomain.ForgedKind.identityToken.rawValue
         guard let kind = AppleIDDomain.ForgedKind(rawValue: kindName) else {
             let names = AppleIDDomain.ForgedKind.allCases.map(\.rawValue).joined(separator: ", ")

@@ -18,8 +18,7 @@ struct UsersEndpoint: Sendable {
 
     /// Adds a user.
     func add(_ request: HTTPRequest) throws -> HTTPResponse {
-        let body = try ControlRequest(request, known: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain", "managed",
-                                                                "omit_is_private_email"])
+        let body = try ControlRequest(request, for: ControlOperations.addUser)
         // A Work & School (managed) account without an email: no email, nothing to hide.
         let managed = try body.optionalBool("managed") ?? false
         if managed {
@@ -50,7 +49,7 @@ struct UsersEndpoint: Sendable {
 
     /// Lists a page of the users, in order.
     func list(_ request: HTTPRequest) throws -> HTTPResponse {
-        guard let query = try? request.queryParameters() else { throw ControlRequest.Failure(message: "malformed query string", field: nil) }
+        let query = try ControlRequest.query(request, for: ControlOperations.listUsers)
         var offset = 0
         var limit = Self.pageLimit
         for (name, value) in query {
@@ -65,8 +64,7 @@ struct UsersEndpoint: Sendable {
                     throw ControlRequest.Failure(message: "expected an integer from 1 to \(Self.pageLimit)", field: "limit")
                 }
                 limit = number
-            default:
-                throw ControlRequest.Failure(message: "unknown parameter (expected offset, limit)", field: name)
+            default: break
             }
         }
         let (page, total) = domain.users(offset: offset, limit: limit)

@@ -2189,6 +2189,22 @@ extension PackageResources {
         "summary": "Removes every fault, or every fault of one incident",
         "description": "Answers how many went. With `incident`, only the faults that incident installed.",
         "operationId": "removeFaults",
+        "parameters": [
+          {
+            "name": "incident",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "discovery-issuer-flip",
+                "jwks-without-signing-key",
+                "token-endpoint-outage",
+                "notifications-once"
+              ]
+            }
+          }
+        ],
         "responses": {
           "200": {
             "description": "Removed.",
@@ -2228,22 +2244,6 @@ extension PackageResources {
           {
             "controlToken": []
           }
-        ],
-        "parameters": [
-          {
-            "name": "incident",
-            "in": "query",
-            "required": false,
-            "schema": {
-              "type": "string",
-              "enum": [
-                "discovery-issuer-flip",
-                "jwks-without-signing-key",
-                "token-endpoint-outage",
-                "notifications-once"
-              ]
-            }
-          }
         ]
       }
     },
@@ -2259,8 +2259,8 @@ extension PackageResources {
           {
             "name": "id",
             "in": "path",
-            "required": true,
             "description": "The fault's id.",
+            "required": true,
             "schema": {
               "type": "string"
             },
@@ -2316,8 +2316,8 @@ extension PackageResources {
           {
             "name": "id",
             "in": "path",
-            "required": true,
             "description": "The fault's id.",
+            "required": true,
             "schema": {
               "type": "string"
             },
@@ -2703,8 +2703,8 @@ extension PackageResources {
           {
             "name": "kid",
             "in": "path",
-            "required": true,
             "description": "The key id (percent-decoded).",
+            "required": true,
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9]{1,10}$"
@@ -2799,8 +2799,8 @@ extension PackageResources {
           {
             "name": "kid",
             "in": "path",
-            "required": true,
             "description": "The key id (percent-decoded).",
+            "required": true,
             "schema": {
               "type": "string",
               "pattern": "^[A-Za-z0-9]{1,10}$"
@@ -2872,6 +2872,30 @@ extension PackageResources {
         "summary": "Users with account state, a page at a time",
         "description": "At most `limit` users (default and most 1000) from `offset`, in order; `next_offset` is where the next page starts, null after the last. The server's memory stays that of one page.",
         "operationId": "listUsers",
+        "parameters": [
+          {
+            "name": "offset",
+            "in": "query",
+            "description": "The first user's place in the order (0 is the first).",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 100000
+            }
+          },
+          {
+            "name": "limit",
+            "in": "query",
+            "description": "Most users in the page (default 1000).",
+            "required": false,
+            "schema": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 1000
+            }
+          }
+        ],
         "responses": {
           "200": {
             "description": "The users.",
@@ -2897,30 +2921,6 @@ extension PackageResources {
           {},
           {
             "controlToken": []
-          }
-        ],
-        "parameters": [
-          {
-            "name": "offset",
-            "in": "query",
-            "required": false,
-            "description": "The first user's place in the order (0 is the first).",
-            "schema": {
-              "type": "integer",
-              "minimum": 0,
-              "maximum": 100000
-            }
-          },
-          {
-            "name": "limit",
-            "in": "query",
-            "required": false,
-            "description": "Most users in the page (default 1000).",
-            "schema": {
-              "type": "integer",
-              "minimum": 1,
-              "maximum": 1000
-            }
           }
         ]
       },
@@ -3081,12 +3081,12 @@ extension PackageResources {
                 ]
               },
               "examples": {
-                "carol": {
+                "dave": {
                   "value": {
-                    "id": "carol",
-                    "email": "carol@example.com",
-                    "given_name": "Carol",
-                    "family_name": "Carlsen"
+                    "id": "dave",
+                    "email": "dave@example.com",
+                    "given_name": "Dave",
+                    "family_name": "Dalton"
                   }
                 }
               }
@@ -4138,8 +4138,8 @@ extension PackageResources {
           {
             "name": "id",
             "in": "path",
-            "required": true,
             "description": "The message's id.",
+            "required": true,
             "schema": {
               "type": "string"
             },
@@ -4194,8 +4194,8 @@ extension PackageResources {
           {
             "name": "id",
             "in": "path",
-            "required": true,
             "description": "The message's id.",
+            "required": true,
             "schema": {
               "type": "string"
             },
@@ -4241,252 +4241,6 @@ extension PackageResources {
   },
   "components": {
     "schemas": {
-      "AppleError": {
-        "type": "object",
-        "description": "Apple's ErrorResponse (docs/apple-behaviour.md §2.1).",
-        "required": [
-          "error"
-        ],
-        "properties": {
-          "error": {
-            "type": "string",
-            "description": "Apple's code.",
-            "enum": [
-              "invalid_request",
-              "invalid_client",
-              "invalid_grant",
-              "unauthorized_client",
-              "unsupported_grant_type",
-              "invalid_scope"
-            ]
-          },
-          "error_description": {
-            "type": "string",
-            "description": "Where Apple sends one (`The code has already been used.`)."
-          }
-        },
-        "additionalProperties": false
-      },
-      "AuthorizeJSONError": {
-        "type": "object",
-        "description": "TN3107's authorize error, with `authorize_error_format: json`.",
-        "required": [
-          "error"
-        ],
-        "properties": {
-          "error": {
-            "type": "string",
-            "description": "TN3107's code.",
-            "enum": [
-              "invalid_request",
-              "invalid_client",
-              "unauthorized_client",
-              "invalid_scope"
-            ]
-          }
-        },
-        "additionalProperties": false
-      },
-      "TokenResponse": {
-        "type": "object",
-        "description": "Apple's TokenResponse (docs/apple-behaviour.md §1.3).",
-        "required": [
-          "access_token",
-          "token_type",
-          "expires_in"
-        ],
-        "properties": {
-          "access_token": {
-            "type": "string",
-            "description": "Opaque (`a<32 hex>.0.<4 letters>.<22 base64url>`)."
-          },
-          "token_type": {
-            "type": "string",
-            "const": "Bearer"
-          },
-          "expires_in": {
-            "type": "integer",
-            "description": "Seconds (3600 unless the scenario says otherwise)."
-          },
-          "refresh_token": {
-            "type": "string",
-            "description": "Code exchange only (and on refresh with `refresh_returns_refresh_token`)."
-          },
-          "id_token": {
-            "type": "string",
-            "description": "A JWS (RS256, header `kid` then `alg`)."
-          }
-        },
-        "additionalProperties": false
-      },
-      "MigrationResponse": {
-        "description": "docs/apple-behaviour.md §8.",
-        "oneOf": [
-          {
-            "type": "object",
-            "required": [
-              "transfer_sub"
-            ],
-            "properties": {
-              "transfer_sub": {
-                "type": "string",
-                "description": "The transfer identifier for the receiving team."
-              }
-            },
-            "additionalProperties": false
-          },
-          {
-            "type": "object",
-            "required": [
-              "sub"
-            ],
-            "properties": {
-              "sub": {
-                "type": "string",
-                "description": "The user's `sub` in the receiving team."
-              },
-              "email": {
-                "type": "string",
-                "description": "A relay address of the receiving team, when the user hid their email."
-              },
-              "is_private_email": {
-                "type": "boolean",
-                "const": true
-              }
-            },
-            "additionalProperties": false
-          }
-        ]
-      },
-      "JWK": {
-        "type": "object",
-        "required": [
-          "kty",
-          "kid",
-          "use",
-          "alg",
-          "n",
-          "e"
-        ],
-        "properties": {
-          "kty": {
-            "type": "string",
-            "const": "RSA"
-          },
-          "kid": {
-            "type": "string"
-          },
-          "use": {
-            "type": "string",
-            "const": "sig"
-          },
-          "alg": {
-            "type": "string",
-            "const": "RS256"
-          },
-          "n": {
-            "type": "string",
-            "description": "The modulus, base64url (2048 bits)."
-          },
-          "e": {
-            "type": "string",
-            "description": "The exponent, base64url (`AQAB`)."
-          }
-        },
-        "additionalProperties": false
-      },
-      "JWKSet": {
-        "type": "object",
-        "required": [
-          "keys"
-        ],
-        "properties": {
-          "keys": {
-            "type": "array",
-            "items": {
-              "$ref": "#/components/schemas/JWK"
-            }
-          }
-        },
-        "additionalProperties": false
-      },
-      "Discovery": {
-        "type": "object",
-        "required": [
-          "issuer",
-          "authorization_endpoint",
-          "token_endpoint",
-          "revocation_endpoint",
-          "jwks_uri",
-          "response_types_supported",
-          "response_modes_supported",
-          "subject_types_supported",
-          "id_token_signing_alg_values_supported",
-          "scopes_supported",
-          "token_endpoint_auth_methods_supported",
-          "claims_supported"
-        ],
-        "properties": {
-          "issuer": {
-            "type": "string"
-          },
-          "authorization_endpoint": {
-            "type": "string"
-          },
-          "token_endpoint": {
-            "type": "string"
-          },
-          "revocation_endpoint": {
-            "type": "string"
-          },
-          "jwks_uri": {
-            "type": "string"
-          },
-          "response_types_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "response_modes_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "subject_types_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "id_token_signing_alg_values_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "scopes_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "token_endpoint_auth_methods_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          },
-          "claims_supported": {
-            "type": "array",
-            "items": {
-              "type": "string"
-            }
-          }
-        },
-        "additionalProperties": false
-      },
       "ControlError": {
         "type": "object",
         "description": "Every control API error: a message and the field (body, query or header) at fault.",
@@ -6180,6 +5934,252 @@ extension PackageResources {
             "minimum": 1,
             "maximum": 525600,
             "description": "How long it lasts in mock time; absent: until removed (token-endpoint-outage: 5)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "AppleError": {
+        "type": "object",
+        "description": "Apple's ErrorResponse (docs/apple-behaviour.md §2.1).",
+        "required": [
+          "error"
+        ],
+        "properties": {
+          "error": {
+            "type": "string",
+            "description": "Apple's code.",
+            "enum": [
+              "invalid_request",
+              "invalid_client",
+              "invalid_grant",
+              "unauthorized_client",
+              "unsupported_grant_type",
+              "invalid_scope"
+            ]
+          },
+          "error_description": {
+            "type": "string",
+            "description": "Where Apple sends one (`The code has already been used.`)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "AuthorizeJSONError": {
+        "type": "object",
+        "description": "TN3107's authorize error, with `authorize_error_format: json`.",
+        "required": [
+          "error"
+        ],
+        "properties": {
+          "error": {
+            "type": "string",
+            "description": "TN3107's code.",
+            "enum": [
+              "invalid_request",
+              "invalid_client",
+              "unauthorized_client",
+              "invalid_scope"
+            ]
+          }
+        },
+        "additionalProperties": false
+      },
+      "TokenResponse": {
+        "type": "object",
+        "description": "Apple's TokenResponse (docs/apple-behaviour.md §1.3).",
+        "required": [
+          "access_token",
+          "token_type",
+          "expires_in"
+        ],
+        "properties": {
+          "access_token": {
+            "type": "string",
+            "description": "Opaque (`a<32 hex>.0.<4 letters>.<22 base64url>`)."
+          },
+          "token_type": {
+            "type": "string",
+            "const": "Bearer"
+          },
+          "expires_in": {
+            "type": "integer",
+            "description": "Seconds (3600 unless the scenario says otherwise)."
+          },
+          "refresh_token": {
+            "type": "string",
+            "description": "Code exchange only (and on refresh with `refresh_returns_refresh_token`)."
+          },
+          "id_token": {
+            "type": "string",
+            "description": "A JWS (RS256, header `kid` then `alg`)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "MigrationResponse": {
+        "description": "docs/apple-behaviour.md §8.",
+        "oneOf": [
+          {
+            "type": "object",
+            "required": [
+              "transfer_sub"
+            ],
+            "properties": {
+              "transfer_sub": {
+                "type": "string",
+                "description": "The transfer identifier for the receiving team."
+              }
+            },
+            "additionalProperties": false
+          },
+          {
+            "type": "object",
+            "required": [
+              "sub"
+            ],
+            "properties": {
+              "sub": {
+                "type": "string",
+                "description": "The user's `sub` in the receiving team."
+              },
+              "email": {
+                "type": "string",
+                "description": "A relay address of the receiving team, when the user hid their email."
+              },
+              "is_private_email": {
+                "type": "boolean",
+                "const": true
+              }
+            },
+            "additionalProperties": false
+          }
+        ]
+      },
+      "JWK": {
+        "type": "object",
+        "required": [
+          "kty",
+          "kid",
+          "use",
+          "alg",
+          "n",
+          "e"
+        ],
+        "properties": {
+          "kty": {
+            "type": "string",
+            "const": "RSA"
+          },
+          "kid": {
+            "type": "string"
+          },
+          "use": {
+            "type": "string",
+            "const": "sig"
+          },
+          "alg": {
+            "type": "string",
+            "const": "RS256"
+          },
+          "n": {
+            "type": "string",
+            "description": "The modulus, base64url (2048 bits)."
+          },
+          "e": {
+            "type": "string",
+            "description": "The exponent, base64url (`AQAB`)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "JWKSet": {
+        "type": "object",
+        "required": [
+          "keys"
+        ],
+        "properties": {
+          "keys": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/JWK"
+            }
+          }
+        },
+        "additionalProperties": false
+      },
+      "Discovery": {
+        "type": "object",
+        "required": [
+          "issuer",
+          "authorization_endpoint",
+          "token_endpoint",
+          "revocation_endpoint",
+          "jwks_uri",
+          "response_types_supported",
+          "response_modes_supported",
+          "subject_types_supported",
+          "id_token_signing_alg_values_supported",
+          "scopes_supported",
+          "token_endpoint_auth_methods_supported",
+          "claims_supported"
+        ],
+        "properties": {
+          "issuer": {
+            "type": "string"
+          },
+          "authorization_endpoint": {
+            "type": "string"
+          },
+          "token_endpoint": {
+            "type": "string"
+          },
+          "revocation_endpoint": {
+            "type": "string"
+          },
+          "jwks_uri": {
+            "type": "string"
+          },
+          "response_types_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "response_modes_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "subject_types_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "id_token_signing_alg_values_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "scopes_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "token_endpoint_auth_methods_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "claims_supported": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         },
         "additionalProperties": false

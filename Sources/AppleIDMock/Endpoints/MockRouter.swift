@@ -33,12 +33,13 @@ struct MockRouter {
         router.add(method, path, AppleResponse.servedByApple(faults.gate(log.other(path, .immediate(handler)))), summary: summary)
     }
 
-    /// A control route behind the guard. `waitsForCommit` false only for health, which answers at
-    /// once whatever the state file's writer is doing.
-    mutating func control(_ method: HTTPMethod, _ path: String, _ handler: HTTPHandler, summary: String, reads: [String] = [],
-                          waitsForCommit: Bool = true) {
+    /// A control route behind the guard, as `operation` declares it (method, path, summary, the
+    /// fields it reads). `waitsForCommit` false only for health, which answers at once whatever
+    /// the state file's writer is doing.
+    mutating func control(_ operation: ControlOperation, _ handler: HTTPHandler, waitsForCommit: Bool = true) {
         let log = waitsForCommit ? log : log.withoutCommitWait
-        router.add(method, path, log.other(path, control.wrap(handler)), summary: summary, reads: reads)
+        router.add(operation.method, operation.path, log.other(operation.path, control.wrap(handler)), summary: operation.summary,
+                   reads: operation.fieldNames)
     }
 
     /// Every template added so far, sorted.

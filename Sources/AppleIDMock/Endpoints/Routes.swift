@@ -33,82 +33,61 @@ enum Routes {
                      summary: "account.apple.com's discovery document of June 2025, where discovery-issuer-flip redirects")
         router.apple(.get, AppleJSEndpoint.path, immediate: AppleJSEndpoint().handle,
                      summary: "Sign in with Apple JS (compatible with Apple's, served at its CDN path)")
-        // Control API: local, same-origin, JSON callers only (ControlGuard).
+        // Control API: local, same-origin, JSON callers only (ControlGuard). Each route is its
+        // declaration (ControlOperations: method, path, fields, answers) and the handler that serves it.
+        typealias Control = ControlOperations
         // Health answers at once, whatever the state file's writer is doing (it names the committed signer).
-        router.control(.get, "/__mock/health", .immediate(HealthEndpoint(domain: domain).handle),
-                       summary: "Whether the mock is up, and the signing kid", waitsForCommit: false)
-        router.control(.get, "/__mock/openapi.json", .immediate(OpenAPIEndpoint().handle), summary: "The OpenAPI 3.1 contract of every route")
-        router.control(.post, "/__mock/id-token", .deferred(IdentityTokenEndpoint(domain: domain).handle),
-                   summary: "Mints an id_token as a sign-in would, changing nothing", reads: ["user", "client_id", "nonce", "hide_email"])
-        router.control(.post, "/__mock/authorize", .deferred(HeadlessAuthorizeEndpoint(domain: domain).handle),
-                   summary: "The web authorize flow without a browser", reads: HeadlessAuthorizeEndpoint.parameterFields + HeadlessAuthorizeEndpoint.choiceFields)
-        router.control(.post, "/__mock/sign-in", .deferred(SignInEndpoint(domain: domain).handle),
-                   summary: "A native (iOS) sign-in: the credential an app receives", reads: SignInEndpoint.fields)
-        router.control(.post, "/__mock/tokens", .deferred(TokensEndpoint(domain: domain).handle),
-                   summary: "Forges an id_token or notification JWT, genuine or with one defect", reads: TokensEndpoint.fields)
+        router.control(Control.health, .immediate(HealthEndpoint(domain: domain).handle), waitsForCommit: false)
+        router.control(Control.openapi, .immediate(OpenAPIEndpoint().handle))
+        router.control(Control.mintIdentityToken, .deferred(IdentityTokenEndpoint(domain: domain).handle))
+        router.control(Control.headlessAuthorize, .deferred(HeadlessAuthorizeEndpoint(domain: domain).handle))
+        router.control(Control.nativeSignIn, .deferred(SignInEndpoint(domain: domain).handle))
+        router.control(Control.forgeToken, .deferred(TokensEndpoint(domain: domain).handle))
         let clock = ClockEndpoint(domain: domain)
-        router.control(.get, "/__mock/clock", .immediate(clock.show), summary: "The mock clock")
+        router.control(Control.clock, .immediate(clock.show))
         // Moving the clock may run the key rotation pattern, which generates RSA keys: deferred.
-        router.control(.post, "/__mock/clock", .deferred(clock.move),
-                   summary: "Advances, sets or freezes the mock clock (rotations follow)", reads: ["advance", "set", "freeze"])
+        router.control(Control.moveClock, .deferred(clock.move))
         let keys = KeysControlEndpoint(domain: domain)
-        router.control(.get, "/__mock/keys", .immediate(keys.list), summary: "Every key the mock has known, with its state")
-        router.control(.post, "/__mock/keys", .deferred(keys.publish),
-                   summary: "Publishes a key (given or generated) without signing with it", reads: ["kid", "pem"])
-        router.control(.post, "/__mock/keys/rotate", .deferred(keys.rotate), summary: "One rotation step: a fresh key published and signing")
-        router.control(.post, "/__mock/keys/{kid}/activate", .deferred(keys.activate), summary: "Makes a published key sign new tokens")
-        router.control(.delete, "/__mock/keys/{kid}", .deferred(keys.retire), summary: "Retires a key from /auth/keys")
+        router.control(Control.listKeys, .immediate(keys.list))
+        router.control(Control.publishKey, .deferred(keys.publish))
+        router.control(Control.rotateKeys, .deferred(keys.rotate))
+        router.control(Control.activateKey, .deferred(keys.activate))
+        router.control(Control.retireKey, .deferred(keys.retire))
         let users = UsersEndpoint(domain: domain)
-        router.control(.get, "/__mock/users", .deferred(users.list), summary: "Users with account state, a page at a time")
-        router.control(.post, "/__mock/users", .deferred(users.add),
-                   summary: "Adds a user at run time", reads: ["id", "email", "given_name", "family_name", "hide_email", "real_user_status", "relay_domain"])
-        router.control(.post, "/__mock/reset", .deferred(ResetEndpoint(domain: domain).handle),
-                   summary: "Back to the scenario's initial state; queued notifications abandoned")
-        router.control(.get, "/__mock/credential-state", .deferred(CredentialStateEndpoint(domain: domain).handle),
-                   summary: "What getCredentialState answers on a device", reads: ["user", "client_id"])
+        router.control(Control.listUsers, .deferred(users.list))
+        router.control(Control.addUser, .deferred(users.add))
+        router.control(Control.reset, .deferred(ResetEndpoint(domain: domain).handle))
+        router.control(Control.credentialState, .deferred(CredentialStateEndpoint(domain: domain).handle))
         let events = EventsEndpoint(domain: domain, notifications: notifications)
-        router.control(.post, "/__mock/events", .deferred(events.handle),
-                   summary: "A user's action at Apple; its notifications follow", reads: ["type", "user", "client_id"])
-        router.control(.get, "/__mock/events", .deferred(events.list),
-                   summary: "The event feed, long-polled", reads: ["after", "wait", "type", "limit"])
+        router.control(Control.accountEvent, .deferred(events.handle))
+        router.control(Control.eventFeed, .deferred(events.list))
         let log = NotificationsEndpoint(notifications: notifications)
-        router.control(.get, "/__mock/notifications", .deferred(log.list),
-                   summary: "The notification delivery log, long-polled", reads: ["after", "wait"])
-        router.control(.delete, "/__mock/notifications", .deferred(log.clear), summary: "Clears settled notifications (and pending ones with pending=cancel)",
-                   reads: ["pending"])
+        router.control(Control.notificationLog, .deferred(log.list))
+        router.control(Control.clearNotifications, .deferred(log.clear))
         let faulty = FaultsEndpoint(domain: domain)
-        router.control(.post, "/__mock/faults", .immediate(faulty.add),
-                   summary: "Installs a fault on an Apple route or on notification delivery, or an incident's faults",
-                   reads: FaultSpec.keys + ["minutes"])
-        router.control(.get, "/__mock/faults", .immediate(faulty.list), summary: "The installed faults and how often each fired")
-        router.control(.delete, "/__mock/faults", .immediate(faulty.removeAll),
-                   summary: "Removes every fault, or every fault of one incident", reads: ["incident"])
-        router.control(.get, "/__mock/faults/{id}", .immediate(faulty.show), summary: "One fault and how often it fired")
-        router.control(.delete, "/__mock/faults/{id}", .immediate(faulty.remove), summary: "Removes one fault")
+        router.control(Control.addFault, .immediate(faulty.add))
+        router.control(Control.listFaults, .immediate(faulty.list))
+        router.control(Control.removeFaults, .immediate(faulty.removeAll))
+        router.control(Control.showFault, .immediate(faulty.show))
+        router.control(Control.removeFault, .immediate(faulty.remove))
         let journaled = RequestsEndpoint(journal: journal)
-        let filters = RequestsEndpoint.filterFields
-        router.control(.get, "/__mock/requests", .deferred(journaled.list),
-                   summary: "The request journal: what the mock received and answered, long-polled", reads: filters + ["limit", "wait"])
-        router.control(.get, "/__mock/requests/count", .deferred(journaled.count),
-                   summary: "How many journaled requests match (\"exactly once\")", reads: filters)
-        router.control(.delete, "/__mock/requests", .immediate(journaled.clear), summary: "Forgets every journaled request")
+        router.control(Control.requestJournal, .deferred(journaled.list))
+        router.control(Control.countRequests, .deferred(journaled.count))
+        router.control(Control.clearRequestJournal, .immediate(journaled.clear))
         let mailbox = MailEndpoint(mailbox: mail)
-        router.control(.get, "/__mock/mail", .deferred(mailbox.list),
-                   summary: "What the SMTP port received, with the relay's verdicts, long-polled", reads: ["after", "limit", "wait"])
-        router.control(.delete, "/__mock/mail", .immediate(mailbox.clear), summary: "Forgets every message")
-        router.control(.get, "/__mock/mail/{id}", .deferred(mailbox.show), summary: "One message, decoded")
-        router.control(.get, "/__mock/mail/{id}/raw", .immediate(mailbox.raw), summary: "One message's bytes as received")
+        router.control(Control.mailList, .deferred(mailbox.list))
+        router.control(Control.clearMail, .immediate(mailbox.clear))
+        router.control(Control.showMail, .deferred(mailbox.show))
+        router.control(Control.rawMail, .immediate(mailbox.raw))
         // The dashboard last: its requests filter suggests every route above.
         let dashboard = DashboardEndpoint(domain: domain, notifications: notifications, journal: journal, mail: mail,
-                                          routes: router.templates + [DashboardEndpoint.dataPath])
-        router.control(.get, DashboardEndpoint.barePath, .immediate(dashboard.redirect), summary: "Redirects to the dashboard")
-        router.control(.get, DashboardEndpoint.shellPath, .immediate(dashboard.shell),
-                   summary: "The dashboard: a page to see and drive the mock from a browser")
-        router.control(.get, DashboardEndpoint.scriptPath, .immediate(dashboard.script), summary: "The dashboard's script")
-        router.control(.get, DashboardEndpoint.stylePath, .immediate(dashboard.style), summary: "The dashboard's style sheet")
+                                          routes: router.templates + [Control.dashboardData.path])
+        router.control(Control.dashboardRedirect, .immediate(dashboard.redirect))
+        router.control(Control.dashboard, .immediate(dashboard.shell))
+        router.control(Control.dashboardScript, .immediate(dashboard.script))
+        router.control(Control.dashboardStyle, .immediate(dashboard.style))
         // Rendering a thousand users takes milliseconds: deferred, off the I/O threads.
-        router.control(.get, DashboardEndpoint.dataPath, .deferred(dashboard.data),
-                   summary: "The dashboard's data: every section as one HTML fragment", reads: ["route", "client"])
+        router.control(Control.dashboardData, .deferred(dashboard.data))
         return router.build()
     }
 }
