@@ -25,6 +25,26 @@ final class KeysRouteTests: XCTestCase {
         assertControl(try await mock.get("/__mock/keys"), 200, later)
     }
 
+    func testKeysRoute_ListsTheKeysInOneState_AndRefusesAnUnknownStateOrParameter() async throws {
+        let mock = try frozenClient()
+        assertControl(try await mock.get("/__mock/keys?state=active"), 200, #"{"active_kid":"W2ek7HdPaL","keys":["#
+            + #"{"activated_at":"2023-11-14T22:13:20Z","kid":"W2ek7HdPaL","published_at":"2023-11-14T22:13:20Z","retired_at":null,"state":"active"}]}"#)
+        let published = try await mock.get("/__mock/keys?state=published")
+        XCTAssertEqual(published.status, 200)
+        XCTAssertEqual(try keyIDs(published), ["Ymq4vB9xTz", "r8TcNf3QsJ"])
+        let retired = try await mock.get("/__mock/keys?state=retired")
+        XCTAssertEqual(try keyIDs(retired), [])
+        // The twins: a state no key has a name for, and a parameter the route does not declare.
+        assertControl(try await mock.get("/__mock/keys?state=signing"), 400, #"{"error":"expected published, active or retired","field":"state"}"#)
+        assertControl(try await mock.get("/__mock/keys?kid=W2ek7HdPaL"), 400, #"{"error":"unknown parameter (expected state)","field":"kid"}"#)
+    }
+
+    /// The kids of a `GET /__mock/keys` answer, in order.
+    private func keyIDs(_ answer: MockAnswer) throws -> [String] {
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(answer.text.utf8)) as? [String: Any])
+        return try XCTUnwrap(object["keys"] as? [[String: Any]]).compactMap { $0["kid"] as? String }
+    }
+
     func testKeysRoute_PublishesAGeneratedOrNamedKey_WithoutSigningWithIt() async throws {
         let mock = try frozenClient()
         assertControl(try await mock.postJSON("/__mock/keys", #"{"kid":"Custom1"}"#), 201, #"{"kid":"Custom1","state":"published"}"#)

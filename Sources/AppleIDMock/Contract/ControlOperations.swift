@@ -336,6 +336,7 @@ enum ControlOperations {
         id: "listKeys",
         summary: "Every key the mock has known, with its state",
         description: "Published, active (signing) and retired keys with the mock times of each step.",
+        parameters: [.query("state", .string.enumeration(["published", "active", "retired"]), doc: "Only the keys in this state.")],
         answers: [
             .answer(200, .json("The keys.", .ref("KeyList"))),
             .refusal(401, .unauthorized),

@@ -13,12 +13,19 @@ import MiniHTTP
 struct KeysControlEndpoint: Sendable {
     let domain: AppleIDDomain
 
-    /// Lists every key the mock has known.
-    func list(_ request: HTTPRequest) -> HTTPResponse {
+    /// Lists every key the mock has known, or with `?state=` those in that state.
+    func list(_ request: HTTPRequest) throws -> HTTPResponse {
+        let query = try ControlRequest.query(request, for: ControlOperations.listKeys)
+        let state = try query["state"].map { value throws(ControlRequest.Failure) in
+            guard let state = KeyRecord.State(rawValue: value) else {
+                throw ControlRequest.Failure(message: "expected published, active or retired", field: "state")
+            }
+            return state
+        }
         let (keys, signingKeyID) = domain.keys
         var answer = JSONObject()
         answer["active_kid"] = signingKeyID.map(JSONValue.string) ?? .null
-        answer["keys"] = .array(keys.map { record in
+        answer["keys"] = .array(keys.filter { state == nil || $0.state == state }.map { record in
             var key = JSONObject()
             key["kid"] = .string(record.keyID)
             key["state"] = .string(record.state.rawValue)

@@ -2513,6 +2513,22 @@ extension PackageResources {
         "summary": "Every key the mock has known, with its state",
         "description": "Published, active (signing) and retired keys with the mock times of each step.",
         "operationId": "listKeys",
+        "parameters": [
+          {
+            "name": "state",
+            "in": "query",
+            "description": "Only the keys in this state.",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "published",
+                "active",
+                "retired"
+              ]
+            }
+          }
+        ],
         "responses": {
           "200": {
             "description": "The keys.",
