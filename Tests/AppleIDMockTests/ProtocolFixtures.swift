@@ -153,31 +153,11 @@ extension AppleIDMockServer {
                            nonce: String? = "n-1", user: String = "alice", hideEmail: Bool? = nil,
                            codeChallenge: String? = nil, codeChallengeMethod: String? = nil,
                            file: StaticString = #filePath, line: UInt = #line) throws -> [String: String] {
-        var body = JSONObject()
-        body["client_id"] = .string(clientID)
-        body["redirect_uri"] = .string(redirectURI)
-        body["response_type"] = .string(responseType)
-        body["response_mode"] = .string(responseMode)
-        if let scope { body["scope"] = .string(scope) }
-        if let state { body["state"] = .string(state) }
-        if let nonce { body["nonce"] = .string(nonce) }
-        if let codeChallenge { body["code_challenge"] = .string(codeChallenge) }
-        if let codeChallengeMethod { body["code_challenge_method"] = .string(codeChallengeMethod) }
-        body["user"] = .string(user)
-        if let hideEmail { body["hide_email"] = .bool(hideEmail) }
-        let response = try postJSON("/__mock/authorize", jsonText(body))
-        XCTAssertEqual(response.status, 200, response.text, file: file, line: line)
-        let answer = try jsonObject(response.body, file: file, line: line)
-        var fields: [String: String] = [:]
-        if answer["method"] == "POST" {
-            for (name, value) in try XCTUnwrap(answer["form"]?.objectValue, file: file, line: line) { fields[name] = value.stringValue }
-        } else {
-            let url = try XCTUnwrap(answer["url"]?.stringValue, file: file, line: line)
-            let separator: Character = responseMode == "fragment" ? "#" : "?"
-            let encoded = url.split(separator: separator, maxSplits: 1).last.map(String.init) ?? ""
-            for (name, value) in formPairs(encoded) { fields[name] = value }
-        }
-        return fields
+        let body = SignInRequests.headlessAuthorize(clientID: clientID, redirectURI: redirectURI, responseType: responseType,
+                                                    responseMode: responseMode, scope: scope, state: state, nonce: nonce, user: user,
+                                                    hideEmail: hideEmail, codeChallenge: codeChallenge, codeChallengeMethod: codeChallengeMethod)
+        let response = try postJSON("/__mock/authorize", body)
+        return try SignInRequests.delivered(status: response.status, body: response.body, responseMode: responseMode, file: file, line: line)
     }
 
     /// A fresh web authorization code for alice at the default Services ID.
@@ -192,33 +172,25 @@ extension AppleIDMockServer {
     /// `POST /auth/token` with `grant_type=authorization_code`; nil parameters are left out.
     func redeem(_ code: String, clientID: String = "com.example.web", redirectURI: String? = webRedirect,
                 verifier: String? = nil, secret: String? = nil) throws -> RawHTTPResponse {
-        var pairs: [(String, String)] = [("client_id", clientID), ("client_secret", try secret ?? self.secret(clientID)),
-                                         ("code", code), ("grant_type", "authorization_code")]
-        if let redirectURI { pairs.append(("redirect_uri", redirectURI)) }
-        if let verifier { pairs.append(("code_verifier", verifier)) }
-        return try postForm("/auth/token", pairs)
+        try postForm("/auth/token", SignInRequests.redeem(code: code, clientID: clientID, secret: try secret ?? self.secret(clientID),
+                                                          redirectURI: redirectURI, verifier: verifier))
     }
 
     /// `POST /auth/token` with `grant_type=refresh_token`.
     func refresh(_ token: String, clientID: String = "com.example.web") throws -> RawHTTPResponse {
-        try postForm("/auth/token", [("client_id", clientID), ("client_secret", try secret(clientID)),
-                                     ("grant_type", "refresh_token"), ("refresh_token", token)])
+        try postForm("/auth/token", SignInRequests.refresh(token: token, clientID: clientID, secret: try secret(clientID)))
     }
 
     /// `POST /auth/token` with `grant_type=client_credentials`.
     func clientCredentials(_ clientID: String = "com.example.web", scope: String? = "user.migration", teamID: String = "MOCKTEAM01",
                            keyID: String = "MOCKKEY001", key: P256PrivateKey = mockDeveloperKey) throws -> RawHTTPResponse {
-        var pairs = [("client_id", clientID), ("client_secret", try secret(clientID, teamID: teamID, keyID: keyID, key: key)),
-                     ("grant_type", "client_credentials")]
-        if let scope { pairs.append(("scope", scope)) }
-        return try postForm("/auth/token", pairs)
+        try postForm("/auth/token", SignInRequests.clientCredentials(clientID: clientID, secret: try secret(clientID, teamID: teamID, keyID: keyID, key: key),
+                                                                     scope: scope))
     }
 
     /// `POST /auth/revoke`.
     func revoke(_ token: String, clientID: String = "com.example.web", hint: String? = nil) throws -> RawHTTPResponse {
-        var pairs = [("client_id", clientID), ("client_secret", try secret(clientID)), ("token", token)]
-        if let hint { pairs.append(("token_type_hint", hint)) }
-        return try postForm("/auth/revoke", pairs)
+        try postForm("/auth/revoke", SignInRequests.revoke(token: token, clientID: clientID, secret: try secret(clientID), hint: hint))
     }
 
     /// Redeems a fresh web code; returns the token answer (fails the test unless 200).
@@ -241,23 +213,13 @@ extension AppleIDMockServer {
     /// `POST /__mock/sign-in`.
     func nativeSignIn(user: String = "alice", clientID: String = "com.example.app", scopes: [String]? = ["name", "email"],
                       nonce: String? = "native-nonce", hideEmail: Bool? = nil) throws -> RawHTTPResponse {
-        var body = JSONObject()
-        body["user"] = .string(user)
-        body["client_id"] = .string(clientID)
-        if let scopes { body["scopes"] = .array(scopes.map(JSONValue.string)) }
-        if let nonce { body["nonce"] = .string(nonce) }
-        if let hideEmail { body["hide_email"] = .bool(hideEmail) }
-        return try postJSON("/__mock/sign-in", jsonText(body))
+        try postJSON("/__mock/sign-in", SignInRequests.nativeSignIn(user: user, clientID: clientID, scopes: scopes, nonce: nonce, hideEmail: hideEmail))
     }
 
     /// Verifies an id_token's RS256 signature under the key its `kid` names; returns its
     /// payload bytes as text.
     func verifiedPayload(_ token: String?, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        let jws = try CompactJWS.parse(try XCTUnwrap(token, "no id_token", file: file, line: line))
-        let key = try XCTUnwrap(domain.publicKey(keyID: try XCTUnwrap(jws.keyID, file: file, line: line)), file: file, line: line)
-        XCTAssertTrue(jws.verifyRS256(with: key), "id_token signature does not verify", file: file, line: line)
-        XCTAssertEqual(jws.headerSegment, Base64URL.encode(Array(#"{"kid":"\#(jws.keyID!)","alg":"RS256"}"#.utf8)), file: file, line: line)
-        return String(decoding: jws.payload, as: UTF8.self)
+        try SignInRequests.verifiedPayload(token, key: { domain.publicKey(keyID: $0) }, file: file, line: line)
     }
 
     /// Verified id_token claims.
