@@ -39,14 +39,6 @@ public struct MockControlError: Error, Equatable, Sendable, CustomStringConverti
         self.field = field
         self.message = message
     }
-
-    init(_ refusal: AppleIDDomain.SignInRefusal) {
-        switch refusal {
-        case .invalid(let field, let message): self.init(field: field, message: message)
-        case .full(let full): self.init(field: nil, message: full.message)
-        case .signing(let reason): self.init(field: nil, message: "the token could not be signed: \(reason)")
-        }
-    }
 }
 
 /// The scopes an app asks for.
@@ -181,7 +173,7 @@ extension MockControls {
         do {
             sequences = try domain.accountEvent(type, user: user, clientID: clientID)
         } catch {
-            throw MockControlError(field: error.field, message: error.message)
+            throw MockControlError(error)
         }
         try await committed()
         return sequences.first.flatMap { core.assembly.notifications.record(sequence: $0) }?.id
@@ -194,7 +186,7 @@ extension MockControls {
         do {
             _ = try domain.passwordChanged(user: user)
         } catch {
-            throw MockControlError(field: error.field, message: error.message)
+            throw MockControlError(error)
         }
         try await committed()
     }
@@ -206,7 +198,7 @@ extension MockControls {
         do {
             try await domain.moveClock([.advance(seconds)])
         } catch {
-            throw MockControlError(field: "advance", message: "the clock would leave years 1970 to 9999")
+            throw MockControlError(field: "advance", message: MockClock.OutOfRange.message)
         }
         try await committed()
     }
@@ -219,7 +211,7 @@ extension MockControls {
         do {
             keyID = try await domain.rotateKeys().keyID
         } catch {
-            throw MockControlError(field: "kid", message: error.message)
+            throw MockControlError(error)
         }
         try await committed()
         return keyID
@@ -246,7 +238,7 @@ extension MockControls {
         do {
             installed = try domain.installFaults(specs)
         } catch {
-            throw MockControlError(field: nil, message: "at most \(FaultSpec.maxCount) faults at once")
+            throw MockControlError(error)
         }
         try await committed()
         return installed.map(\.id)

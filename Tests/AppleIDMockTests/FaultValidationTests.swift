@@ -147,8 +147,13 @@ final class FaultValidationTests: XCTestCase {
                        MockControlError(field: "client_id", message: "native sign-in needs an App ID (bundle id); \"com.example.web\" is a Services ID"))
         XCTAssertEqual(assertThrows(try mock.clientSecret(clientID: "com.example.web", lifetime: .zero)) as? MockControlError,
                        MockControlError(field: "lifetime", message: "expected 1 second to 6 months (15777000 s), Apple's limit"))
-        let farOff = await assertThrowsAsync { try await mock.advanceClock(by: .seconds(8_000 * 365 * 86_400)) }
-        XCTAssertEqual(farOff as? MockControlError, MockControlError(field: "advance", message: "the clock would leave years 1970 to 9999"))
+        // Past what tokens can carry: the control API's own words, through either door.
+        let farOff = await assertThrowsAsync { try await mock.advanceClock(by: .seconds(90 * 365 * 86_400)) }
+        let limit = "the clock stays within 1970-01-01T00:00:00Z and 2105-02-06T06:28:15Z"
+        XCTAssertEqual(farOff as? MockControlError, MockControlError(field: "advance", message: limit))
+        let overHTTP = await mock.postJSON("/__mock/clock", #"{"advance":\#(90 * 365 * 86_400)}"#)
+        XCTAssertEqual(overHTTP.status.code, 400)
+        XCTAssertEqual(overHTTP.text, #"{"error":"\#(limit)","field":"advance"}"#)
         let minutes = await assertThrowsAsync { try await mock.installIncident(.tokenEndpointOutage, minutes: 0) }
         XCTAssertEqual(minutes as? MockControlError, MockControlError(field: "minutes", message: "expected 1 to \(FaultIncident.maxMinutes)"))
         // The twins: the same controls with good input answer.

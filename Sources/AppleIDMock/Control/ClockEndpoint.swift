@@ -54,7 +54,7 @@ struct ClockEndpoint: Sendable {
                 guard case .set(let instant) = change else { return false }
                 return instant < Double(MockClock.representable.lowerBound) || Double(MockClock.representable.upperBound) < instant
             } ? "set" : "advance"
-            throw ControlRequest.Failure(message: "the clock stays within 1970-01-01T00:00:00Z and \(RFC3339.format(MockClock.representable.upperBound))", field: field)
+            throw ControlRequest.Failure(message: MockClock.OutOfRange.message, field: field)
         }
         return ControlResponse.json(.object(Self.json(domain)))
     }

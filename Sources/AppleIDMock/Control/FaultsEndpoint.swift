@@ -20,13 +20,7 @@ struct FaultsEndpoint: Sendable {
         } catch {
             throw ControlRequest.Failure(message: error.message, field: error.key)
         }
-        let installed: [InstalledFault]
-        do {
-            installed = try domain.installFaults(specs)
-        } catch {
-            throw ControlRequest.Failure(message: "at most \(FaultSpec.maxCount) faults are installed at once; DELETE some first", field: nil,
-                                         status: HTTPStatus(409))
-        }
+        let installed = try domain.installFaults(specs)
         // An incident answers with every fault it installed; a fault with itself.
         guard case .object(let object) = value, case .string(let incident)? = object["incident"], object["action"] == nil else {
             return ControlResponse.json(.object(installed[0].json), status: HTTPStatus(201))
