@@ -11,11 +11,12 @@ final class EventLoopShapeTests: XCTestCase {
     private static let server = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Sources/MiniHTTP/Server")
 
-    /// The lines of `file` (in Sources/MiniHTTP/Server) that name a protocol or make a
-    /// connection, comments aside.
+    /// The lines of `file` (in Sources/MiniHTTP/Server) that name a protocol (an HTTP or SMTP
+    /// type, a TLS session, a limit of either) or make a connection, comments aside. The client's
+    /// address (`HTTPPeerAddress`) is any protocol's.
     private func protocolLines(_ file: String) throws -> [String] {
         let text = try String(contentsOf: Self.server.appendingPathComponent(file), encoding: .utf8)
-        let named = try NSRegularExpression(pattern: #"SMTP|smtp|HTTPListener|(?<![\w.])\w*Connection\(|TLSServer"#)
+        let named = try NSRegularExpression(pattern: #"(?<![\w.])(HTTP(?!PeerAddress)\w*|SMTP\w*|TLS\w*)|smtp|(?<![\w.])\w*Connection\(|as\?\s*\w*Connection\b"#)
         return text.split(separator: "\n").map(String.init).filter { line in
             !line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
                 && named.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
@@ -27,6 +28,8 @@ final class EventLoopShapeTests: XCTestCase {
         // The twin: the same check finds what the listeners name and make.
         XCTAssertEqual(try protocolLines("SMTPListener.swift").contains { $0.contains("SMTPConnection(") }, true)
         XCTAssertEqual(try protocolLines("ServerListener.swift").contains { $0.contains("Connection(id:") }, true)
+        XCTAssertEqual(try protocolLines("Connection.swift").contains { $0.contains("as? Connection") }, true)
+        XCTAssertEqual(try protocolLines("ServerListener.swift").contains { $0.contains("HTTPLimits") }, true)
     }
 
     /// HTTP on ServerFixture's routes, and an echo protocol on a port of its own, on one loop
@@ -53,10 +56,12 @@ final class EventLoopShapeTests: XCTestCase {
         let http = try ServerFixture.client(server)
         XCTAssertEqual(try http.roundTrip("GET", "/hello").status, 200)
         XCTAssertTrue(ServerFixture.eventually { server.openConnections == 2 })
-        // Shutdown drains it as the loop drains every connection: the echo client is let go.
+        // Shutdown drains it as the loop drains every connection: the echo client is let go
+        // by its own drain, not by the grace period's end.
         server.shutdown()
         XCTAssertTrue(try client.waitForClose())
         server.waitUntilStopped()
+        XCTAssertEqual(echo.drained.withLock { $0 }, 1)
         XCTAssertEqual(echo.abandoned.withLock { $0 }, 0)
     }
 
@@ -81,16 +86,18 @@ final class EchoListener: ServerListener {
     let socket: ListeningSocket
     let made = Mutex(0)
     let abandoned = Mutex(0)
+    let drained = Mutex(0)
 
     init(socket: ListeningSocket) { self.socket = socket }
 
     var wantsPeer: Bool { false }
+    var shortestTimeout: Double { 60 }
     func admit(_ fd: Int32) -> Bool { true }
     func abandon() { abandoned.withLock { $0 += 1 } }
 
     func connection(fd: Int32, id: UInt64, peer: HTTPPeerAddress?, loop: EventLoop, now: UInt64) -> (any LoopConnection)? {
         made.withLock { $0 += 1 }
-        return EchoConnection(id: id, fd: fd, loop: loop)
+        return EchoConnection(id: id, fd: fd, loop: loop, listener: self)
     }
 }
 
@@ -98,12 +105,14 @@ final class EchoConnection: LoopConnection {
     let id: UInt64
     let fd: Int32
     unowned let loop: EventLoop
+    let listener: EchoListener
     private(set) var isClosed = false
 
-    init(id: UInt64, fd: Int32, loop: EventLoop) {
+    init(id: UInt64, fd: Int32, loop: EventLoop, listener: EchoListener) {
         self.id = id
         self.fd = fd
         self.loop = loop
+        self.listener = listener
     }
 
     func start(now: UInt64) {}
@@ -119,6 +128,9 @@ final class EchoConnection: LoopConnection {
 
     func checkTimeouts(now: UInt64) {}
     func timerFired(now: UInt64) {}
-    func drain(now: UInt64) { loop.close(self) }
+    func drain(now: UInt64) {
+        listener.drained.withLock { $0 += 1 }
+        loop.close(self)
+    }
     func willClose() { isClosed = true }
 }

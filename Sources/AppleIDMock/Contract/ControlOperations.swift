@@ -339,6 +339,7 @@ enum ControlOperations {
         parameters: [.query("state", .string.enumeration(["published", "active", "retired"]), doc: "Only the keys in this state.")],
         answers: [
             .answer(200, .json("The keys.", .ref("KeyList"))),
+            .refusal(400, .badRequest),
             .refusal(401, .unauthorized),
             .refusal(403, .forbidden),
         ])

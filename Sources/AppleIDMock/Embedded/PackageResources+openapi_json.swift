@@ -2540,6 +2540,9 @@ extension PackageResources {
               }
             }
           },
+          "400": {
+            "$ref": "#/components/responses/ControlBadRequest"
+          },
           "401": {
             "$ref": "#/components/responses/ControlUnauthorized"
           },

@@ -114,8 +114,7 @@ final class EventLoop: @unchecked Sendable {
         let capacity = 256
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
-        let limits = core.configuration.limits
-        let tick = Self.tickMilliseconds(limits)
+        let tick = core.sweepMilliseconds
         var nextSweep = Syscall.monotonicNanoseconds() + UInt64(tick) * 1_000_000
         while true {
             let count: Int
@@ -176,11 +175,6 @@ final class EventLoop: @unchecked Sendable {
         }
         Syscall.close(epollFD)
         return leftover
-    }
-
-    private static func tickMilliseconds(_ limits: HTTPLimits) -> Int32 {
-        let shortest = min(limits.headerTimeout, limits.requestTimeout, limits.idleTimeout, limits.writeTimeout)
-        return Int32(max(5, min(250, shortest * 1000 / 4)))
     }
 
     /// Accepts a bounded burst of clients of listener `index` and serves them on the loops in turn.

@@ -17,6 +17,10 @@ final class SMTPListener: ServerListener {
 
     var wantsPeer: Bool { false }
 
+    var shortestTimeout: Double {
+        min(configuration.idleTimeout, configuration.writeTimeout, configuration.dataTimeout, configuration.dataRateWindow)
+    }
+
     /// Counts a new session; past `maxSessions` the client is told 421 and let go.
     func admit(_ fd: Int32) -> Bool {
         if sessions.add(1, ordering: .relaxed).newValue <= configuration.maxSessions { return true }

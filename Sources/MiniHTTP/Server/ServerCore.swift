@@ -18,9 +18,16 @@ final class ServerCore: Sendable {
     private let placements = Atomic<Int>(0)
     private let interestChanges = Atomic<Int>(0)
 
+    /// How often the loops sweep their connections' timeouts: four times within the shortest
+    /// timeout any listener's connections keep, every 5 to 250 ms.
+    let sweepMilliseconds: Int32
+
     init(configuration: HTTPServerConfiguration, listeners: [any ServerListener], maxConnections: Int) {
         self.configuration = configuration
         self.listeners = listeners
+        let quarter = (listeners.map(\.shortestTimeout).min() ?? 1) * 1000 / 4
+        // Clamped, NaN included: the conversion must not trap on a configuration's odd timeout.
+        sweepMilliseconds = quarter.isNaN ? 250 : Int32(max(5, min(250, quarter)))
         self.maxConnections = maxConnections
     }
 

@@ -9,6 +9,8 @@ protocol ServerListener: AnyObject, Sendable {
     var socket: ListeningSocket { get }
     /// Whether the loop asks the kernel for each client's address as it accepts.
     var wantsPeer: Bool { get }
+    /// Seconds of the shortest timeout its connections keep: the loops sweep four times within it.
+    var shortestTimeout: Double { get }
     /// The protocol's own admission, after the server's connection limit: false refuses the
     /// client (having told it why, where the protocol has a way), and the loop closes it.
     func admit(_ fd: Int32) -> Bool
@@ -39,6 +41,8 @@ final class HTTPListener: ServerListener {
 
     /// The client's address is only asked of the kernel for an observer.
     var wantsPeer: Bool { observer != nil }
+
+    var shortestTimeout: Double { min(limits.headerTimeout, limits.requestTimeout, limits.idleTimeout, limits.writeTimeout) }
 
     func admit(_ fd: Int32) -> Bool { true }
 
