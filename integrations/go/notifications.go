@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -187,7 +188,9 @@ func (r *Receiver) verify(body []byte) (*Notification, error) {
 		return nil, err
 	}
 	if iat, ok := claims["iat"].(float64); !ok || iat > clock.Epoch+60 {
-		return nil, fmt.Errorf("iat %v is after the mock's clock (%v)", claims["iat"], clock.Epoch)
+		// As JSON wrote them: %v would print 1795558056 as 1.795558056e+09.
+		shown, _ := json.Marshal(claims["iat"])
+		return nil, fmt.Errorf("iat %s is after the mock's clock (%s)", shown, strconv.FormatFloat(clock.Epoch, 'f', -1, 64))
 	}
 	events, _ := claims["events"].(Object)
 	if text, ok := claims["events"].(string); ok {

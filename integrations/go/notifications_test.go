@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -66,8 +67,9 @@ func TestReceiver_TakesAGenuineNotification_AndRefusesEachForgerySayingWhy(t *te
 		wrongAudience[name] = value
 	}
 	wrongAudience["aud"] = "com.attacker.app"
+	iat, _ := claims["iat"].(float64)
 	for _, c := range []struct {
-		name, body, reason string
+		name, body, reason, prefix string
 	}{
 		{name: "genuine", body: envelope(t, real)},
 		{name: "signed by another key", body: envelope(t, forge(t, kid, claims)), reason: "the RS256 signature does not verify under " + kid},
@@ -76,9 +78,27 @@ func TestReceiver_TakesAGenuineNotification_AndRefusesEachForgerySayingWhy(t *te
 		{name: "not a token", body: envelope(t, "not.a.token"), reason: "the token's header is not base64url JSON"},
 		{name: "no payload", body: `{"payload": 5}`, reason: "the body has no payload string"},
 		{name: "over a MiB", body: strings.Repeat("x", 1<<20+1), reason: "the body is over 1048576 bytes"},
+		// Signed by the mock, each with one claim a careful backend refuses.
+		{name: "another audience", body: envelope(t, genuine(t, mock, Object{"claims": Object{"aud": "com.attacker.app"}})),
+			reason: `aud "com.attacker.app" is none of the scenario's clients`},
+		{name: "HS256", body: envelope(t, genuine(t, mock, Object{"defect": "hs256-public-key"})), reason: `alg is "HS256", not RS256`},
+		{name: "events without a type", body: envelope(t, genuine(t, mock, Object{"claims": Object{"events": `{"sub":"x"}`}})),
+			reason: `the events claim {"sub":"x"} has no type`},
+		{name: "issued in the future", body: envelope(t, genuine(t, mock, Object{"claims": Object{"iat": int64(iat) + 86400}})),
+			prefix: fmt.Sprintf("iat %d is after the mock's clock (", int64(iat)+86400)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, answer := deliver(t, receiver.URL, "POST", c.body)
+			if c.prefix != "" {
+				message, _ := answer["error"].(string)
+				if status != 400 || !strings.HasPrefix(message, c.prefix) {
+					t.Fatalf("%d %v, want 400 starting %q", status, answer, c.prefix)
+				}
+				if _, err := receiver.Next(5 * time.Second); err == nil || err.Error() != "a notification failed verification: "+message {
+					t.Fatalf("Next: %v", err)
+				}
+				return
+			}
 			if c.reason == "" {
 				notification := must(receiver.Next(5 * time.Second))(t)
 				if status != 200 || !reflect.DeepEqual(answer, Object{"ok": true}) || notification.Type != "consent-revoked" || notification.Sub != events["sub"] {

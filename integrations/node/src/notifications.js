@@ -47,14 +47,16 @@ export class NotificationReceiver {
   get received() { return this.#records.length; }
 
   // The next verified notification, {type, sub, events, claims, kid, token}, waiting up to
-  // `timeout` s; one that failed verification throws, saying why.
+  // `timeout` s; one that failed verification throws, saying why. Calls made together each get
+  // their own: the place is taken when next() is called, and given back if it times out last.
   async next({ timeout = 30 } = {}) {
     const index = this.#next;
+    this.#next = index + 1;
     const record = await this.#waitFor(index, timeout);
     if (record === undefined) {
+      if (this.#next === index + 1) this.#next = index;
       throw new AppleIDMockError(`no notification arrived at ${this.url} within ${timeout} s (the mock's delivery log, GET /__mock/notifications, says where it went)`);
     }
-    this.#next = index + 1;
     if (record.error) throw new AppleIDMockError(`a notification failed verification: ${record.error}`);
     return record;
   }

@@ -23,8 +23,8 @@ async function forged(claims) {
   return `${input}.${sign('sha256', Buffer.from(input), privateKey).toString('base64url')}`;
 }
 
-async function genuine(fields = {}) {
-  const answer = await mock.token('alice', { clientID: 'com.example.app', kind: 'notification', type: 'consent-revoked', ...fields });
+async function genuine(fields = {}, user = 'alice') {
+  const answer = await mock.token(user, { clientID: 'com.example.app', kind: 'notification', type: 'consent-revoked', ...fields });
   return answer.payload ?? answer.token;
 }
 
@@ -37,6 +37,11 @@ test('a genuine notification is taken, and each forgery is refused saying why', 
     [await genuine({ defect: 'wrong-issuer' }), 400, 'iss is "https://appleid.apple.com.attacker.example", not "https://appleid.apple.com"'],
     [await forged({ ...claims, aud: 'com.attacker.app' }).then((t) => t.replace(/^[^.]+/, Buffer.from('{"kid":"nope","alg":"RS256"}').toString('base64url'))), 400, 'kid "nope" is not published at /auth/keys'],
     ['not.a.token', 400, "the token's header is not base64url JSON"],
+    // Signed by the mock, each with one claim a careful backend refuses.
+    [await genuine({ claims: { aud: 'com.attacker.app' } }), 400, 'aud "com.attacker.app" is none of the scenario\'s clients'],
+    [await genuine({ defect: 'hs256-public-key' }), 400, 'alg is "HS256", not RS256'],
+    [await genuine({ claims: { events: '{"sub":"x"}' } }), 400, 'the events claim "{\\"sub\\":\\"x\\"}" has no type'],
+    [await genuine({ claims: { iat: claims.iat + 86_400 } }), 400, new RegExp(`^iat ${claims.iat + 86_400} is after the mock's clock \\(\\d+\\)$`)],
   ];
   for (const [payload, status, reason] of cases) {
     const answer = await post(receiver.url, JSON.stringify({ payload }));
@@ -46,12 +51,30 @@ test('a genuine notification is taken, and each forgery is refused saying why', 
       const notification = await receiver.next({ timeout: 5 });
       assert.equal(notification.type, 'consent-revoked');
       assert.equal(notification.sub, JSON.parse(claims.events).sub);
+    } else if (reason instanceof RegExp) {
+      assert.match(answer.body.error, reason);
+      await assert.rejects(receiver.next({ timeout: 5 }), { message: `a notification failed verification: ${answer.body.error}` });
     } else {
       assert.deepEqual(answer.body, { error: reason });
       await assert.rejects(receiver.next({ timeout: 5 }), { message: `a notification failed verification: ${reason}` });
     }
   }
   assert.equal(receiver.received, cases.length);
+});
+
+test('next() called twice at once hands out two notifications, one each, and a timed-out call gives its place back', async () => {
+  const receiver = mock.notifications;
+  const first = receiver.next({ timeout: 30 });
+  const second = receiver.next({ timeout: 30 });
+  for (const user of ['alice', 'bob']) {
+    assert.equal((await post(receiver.url, JSON.stringify({ payload: await genuine({}, user) }))).status, 200);
+  }
+  const subs = [(await first).sub, (await second).sub];
+  assert.notEqual(subs[0], subs[1]);
+  // The twin: a call that times out takes nothing, and the next call gets the next notification.
+  await assert.rejects(receiver.next({ timeout: 0.05 }), /no notification arrived/);
+  assert.equal((await post(receiver.url, JSON.stringify({ payload: await genuine() }))).status, 200);
+  assert.equal((await receiver.next({ timeout: 5 })).type, 'consent-revoked');
 });
 
 test('the receiver refuses what is not a notification, and next() times out naming where to look', async () => {

@@ -61,7 +61,13 @@ class ReceiverTest {
                 new String[] {Json.write(Map.of("payload", forge("nope", elsewhere))), "kid \"nope\" is not published at /auth/keys"},
                 new String[] {Json.write(Map.of("payload", "not.a.token")), "the token's header is not base64url JSON"},
                 new String[] {"{\"payload\": 5}", "the body has no payload string"},
-                new String[] {"x".repeat((1 << 20) + 1), "the body is over 1048576 bytes"});
+                new String[] {"x".repeat((1 << 20) + 1), "the body is over 1048576 bytes"},
+                // Signed by the mock, each with one claim a careful backend refuses.
+                new String[] {Json.write(Map.of("payload", genuine(mock, Map.of("claims", Map.of("aud", "com.attacker.app"))))),
+                    "aud \"com.attacker.app\" is none of the scenario's clients"},
+                new String[] {Json.write(Map.of("payload", genuine(mock, Map.of("defect", "hs256-public-key")))), "alg is \"HS256\", not RS256"},
+                new String[] {Json.write(Map.of("payload", genuine(mock, Map.of("claims", Map.of("events", "{\"sub\":\"x\"}"))))),
+                    "the events claim {\"sub\":\"x\"} has no type"});
         for (String[] c : cases) {
             Http.Answer answer = deliver(receiver.url(), c[0]);
             if (c[1] == null) {
@@ -76,7 +82,15 @@ class ReceiverTest {
                         assertThrows(AppleIDMockError.class, () -> receiver.next(Duration.ofSeconds(5))).getMessage());
             }
         }
-        assertEquals(before + cases.size(), receiver.received());
+        // Issued a day after the mock's clock: refused, naming the iat.
+        long future = ((Number) claims.get("iat")).longValue() + 86_400;
+        Http.Answer early = deliver(receiver.url(), Json.write(Map.of("payload", genuine(mock, Map.of("claims", Map.of("iat", future))))));
+        assertEquals(400, early.status(), early.text());
+        String reason = (String) early.body().get("error");
+        assertTrue(reason.startsWith("iat " + future + " is after the mock's clock ("), reason);
+        assertEquals("a notification failed verification: " + reason,
+                assertThrows(AppleIDMockError.class, () -> receiver.next(Duration.ofSeconds(5))).getMessage());
+        assertEquals(before + cases.size() + 1, receiver.received());
         Http.Answer get = Http.send(HttpRequest.newBuilder(URI.create(receiver.url())).GET().build());
         assertEquals(405, get.status());
         String nothing = assertThrows(AppleIDMockError.class, () -> receiver.next(Duration.ofMillis(50))).getMessage();
