@@ -1,4 +1,5 @@
 """The pytest plugin as a user's suite meets it: pytester writes the user's files and runs them."""
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -293,9 +294,16 @@ def test_clientSecret_RefusesAKeyThatIsNotP256(binary, tmp_path):
         mock.client_secret("com.example.app", key_id="OTHERKEY01")
 
 
+def time_of(mock):
+    """The mock clock's epoch seconds."""
+    return mock._call("GET", "/__mock/clock")["epoch"]
+
+
 def test_notifications_Receiver_RefusesAForgedNotification_AndTakesAGenuineOne(binary, tmp_path):
     receiver = NotificationReceiver()
-    process = MockProcess(binary, _scenario(binary, tmp_path, receiver.url))
+    path = _scenario(binary, tmp_path, receiver.url)
+    # The scenario as the plugin's fixture gives it: the receiver checks aud against its clients.
+    process = MockProcess(binary, path, scenario=json.loads(path.read_text()))
     try:
         receiver.attach(process.mock)
         from appleid_mock.notifications import AppleNotifications
@@ -309,7 +317,44 @@ def test_notifications_Receiver_RefusesAForgedNotification_AndTakesAGenuineOne(b
             seen.next(timeout=5)
         with pytest.raises(AppleIDMockError, match=r"^a notification failed verification: iss is 'https://appleid.apple.com.attacker.example', not 'https://appleid.apple.com'$"):
             seen.next(timeout=5)
-        assert seen.received() == 3
+        # Signed by the mock, each with one claim a careful backend refuses.
+        iat = int(time_of(process.mock)) + 86_400
+        for fields, reason in ((dict(claims={"aud": "com.attacker.app"}), "aud 'com.attacker.app' is none of the scenario's clients"),
+                               (dict(defect="hs256-public-key"), "alg is 'HS256', not RS256"),
+                               (dict(claims={"events": '{"sub":"x"}'}), """the events claim '{"sub":"x"}' has no type"""),
+                               (dict(claims={"iat": iat}), f"iat {iat} is after the mock's clock (")):
+            refused = process.mock.token("alice", "com.example.app", kind="notification", type="consent-revoked", **fields)
+            assert _post(receiver.url, {"payload": refused["payload"] if "payload" in refused else refused["token"]}) == 400
+            with pytest.raises(AppleIDMockError) as said:
+                seen.next(timeout=5)
+            assert str(said.value).startswith("a notification failed verification: " + reason), said.value
+        assert seen.received() == 7
+    finally:
+        assert process.stop() == 0
+        receiver.stop()
+
+
+def test_notifications_Next_FromTwoThreadsAtOnce_HandsOutOneNotificationEach(binary, tmp_path):
+    receiver = NotificationReceiver()
+    path = _scenario(binary, tmp_path, receiver.url)
+    process = MockProcess(binary, path, scenario=json.loads(path.read_text()))
+    try:
+        receiver.attach(process.mock)
+        from appleid_mock.notifications import AppleNotifications
+        seen = AppleNotifications(receiver)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            waiting = [pool.submit(seen.next, 30) for _ in range(2)]
+            for user in ("alice", "bob"):
+                token = process.mock.token(user, "com.example.app", kind="notification", type="consent-revoked")
+                assert _post(receiver.url, {"payload": token["payload"] if "payload" in token else token["token"]}) == 200
+            subs = {future.result()["sub"] for future in waiting}
+        assert len(subs) == 2
+        # The twin: a call that times out takes no place; the next call gets the next one.
+        with pytest.raises(AppleIDMockError, match="no notification arrived"):
+            seen.next(timeout=0.05)
+        token = process.mock.token("carol", "com.example.app", kind="notification", type="consent-revoked")
+        assert _post(receiver.url, {"payload": token["payload"] if "payload" in token else token["token"]}) == 200
+        assert seen.next(timeout=5)["type"] == "consent-revoked"
     finally:
         assert process.stop() == 0
         receiver.stop()

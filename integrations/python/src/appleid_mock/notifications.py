@@ -117,6 +117,7 @@ class AppleNotifications:
     def __init__(self, receiver):
         self._receiver = receiver
         self._start = self._next = receiver.count()
+        self._claim = threading.Lock()
 
     @property
     def url(self):
@@ -126,11 +127,18 @@ class AppleNotifications:
     def next(self, timeout=30):
         """The next verified notification, `{"type", "sub", "events", "claims", "kid", "token"}`,
         waiting up to `timeout` s; a notification that failed verification raises, saying why."""
-        record = self._receiver.wait_for(self._next, timeout)
+        # The place is taken before the wait, so calls from two threads get one notification each;
+        # a call that times out gives it back when no later call took the next one.
+        with self._claim:
+            index = self._next
+            self._next += 1
+        record = self._receiver.wait_for(index, timeout)
         if record is None:
+            with self._claim:
+                if self._next == index + 1:
+                    self._next = index
             raise AppleIDMockError(f"no notification arrived at {self.url} within {timeout} s "
                                    f"(the mock's delivery log, GET /__mock/notifications, says where it went)")
-        self._next += 1
         if "error" in record:
             raise AppleIDMockError(f"a notification failed verification: {record['error']}")
         return record
