@@ -149,10 +149,11 @@ def test_siwa_js_popup_signs_in_and_backend_verifies_second_time_without_user(wo
 
 
 def run_popup_check(browser, main):
-    """Runs the script's popup check now, from the page, and comes back to the popup."""
+    """Runs the script's popup check now, twice (it takes the page as loaded once it saw it
+    cross-origin and open on two checks in a row), from the page, and comes back to the popup."""
     popup = browser.current_window_handle
     browser.switch_to.window(main)
-    browser.execute_script("window.intervals.forEach(function (tick) { tick(); })")
+    browser.execute_script("window.intervals.forEach(function (tick) { tick(); tick(); })")
     browser.switch_to.window(popup)
 
 
@@ -176,6 +177,22 @@ def test_siwa_js_popup_closed_before_the_script_saw_it_load_leaves_the_sign_in_p
     browser.close()
     browser.switch_to.window(main)
     browser.execute_script("window.intervals.forEach(function (tick) { tick(); tick(); })")
+    assert browser.execute_script("return window.outcomes") == []
+
+
+def test_siwa_js_popup_seen_cross_origin_once_then_closed_leaves_the_sign_in_pending(world):
+    # What a page served with Cross-Origin-Opener-Policy: same-origin can see as the popup is cut
+    # off: its page cross-origin on one check, "closed" on the next. One sight is not a loaded page,
+    # so the sign-in stays pending (the closed-popup test above sees it on two checks in a row).
+    mock, browser, port = world
+    main = open_popup(browser, f"http://127.0.0.1:{port}/")
+    popup = browser.current_window_handle
+    browser.switch_to.window(main)
+    browser.execute_script("window.intervals.forEach(function (tick) { tick(); })")
+    browser.switch_to.window(popup)
+    browser.close()
+    browser.switch_to.window(main)
+    browser.execute_script("window.intervals.forEach(function (tick) { tick(); })")
     assert browser.execute_script("return window.outcomes") == []
 
 

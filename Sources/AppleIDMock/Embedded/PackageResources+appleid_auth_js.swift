@@ -170,7 +170,10 @@ extension PackageResources {
       // A closed popup rejects with popup_closed_by_user once its page was seen loaded (cross-origin).
       // A page whose Cross-Origin-Opener-Policy cuts the popup off sees it "closed" before that while
       // it stays open: then, as Apple's, the promise stays pending (docs/apple-behaviour.md §1.2).
+      // Loaded means seen cross-origin and open on two checks in a row: as the cut is made, a
+      // browser can show the popup cross-origin for a moment before it shows it closed.
       var mine = pending;
+      mine.seen = 0;
       mine.timer = setInterval(function () {
         if (pending !== mine) return;
         if (popup.closed) {
@@ -178,7 +181,9 @@ extension PackageResources {
           else clearInterval(mine.timer);
           return;
         }
-        if (!mine.loaded) { try { void popup.document.title; } catch (crossOrigin) { mine.loaded = true; } }
+        if (!mine.loaded) {
+          try { void popup.document.title; mine.seen = 0; } catch (crossOrigin) { mine.loaded = ++mine.seen >= 2; }
+        }
       }, 100);
     });
   }
