@@ -106,12 +106,7 @@ class AppleIDMockContainer(DockerContainer):
         self.with_command(["serve", "--scenario", SCENARIO_IN_CONTAINER])
         try:
             super().start()
-            if self._local:
-                # Where it was published (Testcontainers, run inside a container itself, would
-                # look for the engine's gateway instead).
-                url = f"http://127.0.0.1:{self.get_docker_client().port(self.get_container_id(), PORT)}"
-            else:
-                url = f"http://{self.get_container_host_ip()}:{self.get_exposed_port(PORT)}"
+            url = self._url()
             self.mock = AppleIDMock(url, control_token=self._token, scenario=self.scenario, logs=self._log_lines,
                                     timeout=self._timeout)
             self.mock.wait_until_healthy(self._timeout, alive=self._alive)
@@ -132,6 +127,27 @@ class AppleIDMockContainer(DockerContainer):
         if self.receiver is None:
             raise AppleIDMockError("this container was started with notifications=False")
         return self._seen
+
+    def _url(self):
+        """Where the mock answers. A container that exits as it starts (a refused scenario) is an
+        error in the mock's words, even when the engine, racing that exit, fails to say where the
+        port was published (podman: 500, "read /proc/PID/cgroup: no such process")."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                if self._local:
+                    # Where it was published (Testcontainers, run inside a container itself, would
+                    # look for the engine's gateway instead).
+                    return f"http://127.0.0.1:{self.get_docker_client().port(self.get_container_id(), PORT)}"
+                return f"http://{self.get_container_host_ip()}:{self.get_exposed_port(PORT)}"
+            except docker.errors.APIError:
+                try:
+                    self._alive()
+                except docker.errors.APIError:
+                    pass  # the engine is still mid-exit: ask again
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
 
     def _log_lines(self):
         _, stderr = self.get_logs()
