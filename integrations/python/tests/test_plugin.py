@@ -1,5 +1,6 @@
 """The pytest plugin as a user's suite meets it: pytester writes the user's files and runs them."""
 import concurrent.futures
+import contextlib
 import json
 import os
 import pathlib
@@ -299,65 +300,64 @@ def time_of(mock):
     return mock._call("GET", "/__mock/clock")["epoch"]
 
 
-def test_notifications_Receiver_RefusesAForgedNotification_AndTakesAGenuineOne(binary, tmp_path):
+@contextlib.contextmanager
+def receiving(binary, tmp_path):
+    """A mock whose scenario sends notifications to a receiver attached to it, and what a test
+    sees of that receiver; the scenario given as the plugin's fixture gives it (the receiver
+    checks aud against its clients)."""
     receiver = NotificationReceiver()
     path = _scenario(binary, tmp_path, receiver.url)
-    # The scenario as the plugin's fixture gives it: the receiver checks aud against its clients.
     process = MockProcess(binary, path, scenario=json.loads(path.read_text()))
     try:
         receiver.attach(process.mock)
         from appleid_mock.notifications import AppleNotifications
-        seen = AppleNotifications(receiver)
+        yield process.mock, receiver, AppleNotifications(receiver)
+    finally:
+        assert process.stop() == 0
+        receiver.stop()
+
+
+def deliver_notification(mock, receiver, user="alice", **fields):
+    """POSTs a notification the mock signed for `user` (with `fields`) to the receiver; its status."""
+    token = mock.token(user, "com.example.app", kind="notification", type="consent-revoked", **fields)
+    return _post(receiver.url, {"payload": token["payload"] if "payload" in token else token["token"]})
+
+
+def test_notifications_Receiver_RefusesAForgedNotification_AndTakesAGenuineOne(binary, tmp_path):
+    with receiving(binary, tmp_path) as (mock, receiver, seen):
         for defect, status in ((None, 200), ("bad-signature", 400), ("wrong-issuer", 400)):
-            forged = process.mock.token("alice", "com.example.app", kind="notification", type="consent-revoked",
-                                        **({"defect": defect} if defect else {}))
-            assert _post(receiver.url, {"payload": forged["payload"] if "payload" in forged else forged["token"]}) == status
+            assert deliver_notification(mock, receiver, **({"defect": defect} if defect else {})) == status
         assert seen.next(timeout=5)["type"] == "consent-revoked"
         with pytest.raises(AppleIDMockError, match=r"^a notification failed verification: the RS256 signature does not verify under W2ek7HdPaL$"):
             seen.next(timeout=5)
         with pytest.raises(AppleIDMockError, match=r"^a notification failed verification: iss is 'https://appleid.apple.com.attacker.example', not 'https://appleid.apple.com'$"):
             seen.next(timeout=5)
         # Signed by the mock, each with one claim a careful backend refuses.
-        iat = int(time_of(process.mock)) + 86_400
+        iat = int(time_of(mock)) + 86_400
         for fields, reason in ((dict(claims={"aud": "com.attacker.app"}), "aud 'com.attacker.app' is none of the scenario's clients"),
                                (dict(defect="hs256-public-key"), "alg is 'HS256', not RS256"),
                                (dict(claims={"events": '{"sub":"x"}'}), """the events claim '{"sub":"x"}' has no type"""),
                                (dict(claims={"iat": iat}), f"iat {iat} is after the mock's clock (")):
-            refused = process.mock.token("alice", "com.example.app", kind="notification", type="consent-revoked", **fields)
-            assert _post(receiver.url, {"payload": refused["payload"] if "payload" in refused else refused["token"]}) == 400
+            assert deliver_notification(mock, receiver, **fields) == 400
             with pytest.raises(AppleIDMockError) as said:
                 seen.next(timeout=5)
             assert str(said.value).startswith("a notification failed verification: " + reason), said.value
         assert seen.received() == 7
-    finally:
-        assert process.stop() == 0
-        receiver.stop()
 
 
 def test_notifications_Next_FromTwoThreadsAtOnce_HandsOutOneNotificationEach(binary, tmp_path):
-    receiver = NotificationReceiver()
-    path = _scenario(binary, tmp_path, receiver.url)
-    process = MockProcess(binary, path, scenario=json.loads(path.read_text()))
-    try:
-        receiver.attach(process.mock)
-        from appleid_mock.notifications import AppleNotifications
-        seen = AppleNotifications(receiver)
+    with receiving(binary, tmp_path) as (mock, receiver, seen):
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             waiting = [pool.submit(seen.next, 30) for _ in range(2)]
             for user in ("alice", "bob"):
-                token = process.mock.token(user, "com.example.app", kind="notification", type="consent-revoked")
-                assert _post(receiver.url, {"payload": token["payload"] if "payload" in token else token["token"]}) == 200
+                assert deliver_notification(mock, receiver, user) == 200
             subs = {future.result()["sub"] for future in waiting}
         assert len(subs) == 2
         # The twin: a call that times out takes no place; the next call gets the next one.
         with pytest.raises(AppleIDMockError, match="no notification arrived"):
             seen.next(timeout=0.05)
-        token = process.mock.token("carol", "com.example.app", kind="notification", type="consent-revoked")
-        assert _post(receiver.url, {"payload": token["payload"] if "payload" in token else token["token"]}) == 200
+        assert deliver_notification(mock, receiver, "carol") == 200
         assert seen.next(timeout=5)["type"] == "consent-revoked"
-    finally:
-        assert process.stop() == 0
-        receiver.stop()
 
 
 def test_plugin_UrlOption_UsesARunningMock_AndNotificationsThenSayWhyNot(pytester, binary, tmp_path):
